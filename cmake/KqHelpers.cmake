@@ -1,0 +1,41 @@
+# Small abseil-style helpers: one call per library or test binary, so each
+# module's CMakeLists.txt reads as a list of targets and their dependencies.
+
+set(KQ_WARNINGS -Wall -Wextra -Werror -Wno-unused-parameter)
+
+# kq_cc_library(NAME n HDRS ... SRCS ... DEPS ...) -> kq_<n> and alias kq::<n>.
+function(kq_cc_library)
+  cmake_parse_arguments(KQ "" "NAME" "HDRS;SRCS;DEPS" ${ARGN})
+  if(KQ_SRCS)
+    add_library(kq_${KQ_NAME} ${KQ_SRCS} ${KQ_HDRS})
+    target_include_directories(kq_${KQ_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_link_libraries(kq_${KQ_NAME} PUBLIC ${KQ_DEPS})
+    target_compile_options(kq_${KQ_NAME} PRIVATE ${KQ_WARNINGS})
+  else()
+    add_library(kq_${KQ_NAME} INTERFACE ${KQ_HDRS})
+    target_include_directories(kq_${KQ_NAME} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(kq_${KQ_NAME} INTERFACE ${KQ_DEPS})
+  endif()
+  add_library(kq::${KQ_NAME} ALIAS kq_${KQ_NAME})
+endfunction()
+
+# kq_cc_test(NAME n SRCS ... DEPS ...) -> one GoogleTest binary registered
+# with ctest case by case.
+function(kq_cc_test)
+  cmake_parse_arguments(KQ "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${KQ_NAME} ${KQ_SRCS})
+  target_link_libraries(${KQ_NAME} PRIVATE ${KQ_DEPS} GTest::gmock GTest::gtest_main)
+  target_compile_options(${KQ_NAME} PRIVATE ${KQ_WARNINGS})
+  gtest_discover_tests(${KQ_NAME} DISCOVERY_TIMEOUT 60
+                       PROPERTIES ENVIRONMENT "KQ_BUILD_DIR=${PROJECT_BINARY_DIR}")
+endfunction()
+
+# Adds each listed subdirectory that has a CMakeLists.txt, so modules can be
+# grown one at a time.
+function(kq_add_subdirectories)
+  foreach(dir ${ARGN})
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt)
+      add_subdirectory(${dir})
+    endif()
+  endforeach()
+endfunction()

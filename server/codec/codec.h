@@ -1,0 +1,30 @@
+#pragma once
+
+// Conversion between kq's domain types (server/core) and the kq.v1 protos.
+// Used at the two edges that speak proto: the gRPC API and the SQLite store
+// (which keeps objects as serialized protos). Quantities are parsed here,
+// once; errors name the field path in Kueue's camelCase (the words users
+// wrote in their YAML).
+
+#include "absl/status/statusor.h"
+#include "kq/v1/objects.pb.h"
+#include "kq/v1/workload.pb.h"
+#include "server/core/objects.h"
+
+namespace kq::codec {
+
+// Converts a proto configuration object. InvalidArgument naming the field
+// path ("spec.resourceGroups[0].flavors[1].resources[0].nominalQuota") for
+// unparsable quantities or unknown enum strings, or when no kind is set.
+absl::StatusOr<ConfigObject> FromProto(const v1::ConfigObject& proto);
+v1::ConfigObject ToProto(const ConfigObject& object);
+
+// Converts a proto workload, spec and status. InvalidArgument as above.
+absl::StatusOr<Workload> FromProto(const v1::Workload& proto);
+v1::Workload ToProto(const Workload& workload);
+
+// Kubernetes-style timestamps.
+absl::Time FromProto(const google::protobuf::Timestamp& ts);
+google::protobuf::Timestamp ToProto(absl::Time t);
+
+}  // namespace kq::codec

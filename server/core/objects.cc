@@ -1,0 +1,187 @@
+#include "server/core/objects.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+
+namespace kq {
+
+const char* KindName(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::kNamespace:
+      return "Namespace";
+    case ObjectKind::kResourceFlavor:
+      return "ResourceFlavor";
+    case ObjectKind::kClusterQueue:
+      return "ClusterQueue";
+    case ObjectKind::kCohort:
+      return "Cohort";
+    case ObjectKind::kLocalQueue:
+      return "LocalQueue";
+    case ObjectKind::kWorkloadPriorityClass:
+      return "WorkloadPriorityClass";
+    case ObjectKind::kAdmissionCheck:
+      return "AdmissionCheck";
+    case ObjectKind::kWorkload:
+      return "Workload";
+  }
+  return "Unknown";
+}
+
+bool ParseKind(const std::string& text, ObjectKind* kind) {
+  struct Alias {
+    const char* name;
+    ObjectKind kind;
+  };
+  // Kueue's short names (KUEUE.md 1.0) plus kubectl's singular/plural forms.
+  static constexpr Alias kAliases[] = {
+      {"namespace", ObjectKind::kNamespace},
+      {"namespaces", ObjectKind::kNamespace},
+      {"ns", ObjectKind::kNamespace},
+      {"resourceflavor", ObjectKind::kResourceFlavor},
+      {"resourceflavors", ObjectKind::kResourceFlavor},
+      {"rf", ObjectKind::kResourceFlavor},
+      {"flavor", ObjectKind::kResourceFlavor},
+      {"flavors", ObjectKind::kResourceFlavor},
+      {"clusterqueue", ObjectKind::kClusterQueue},
+      {"clusterqueues", ObjectKind::kClusterQueue},
+      {"cq", ObjectKind::kClusterQueue},
+      {"cohort", ObjectKind::kCohort},
+      {"cohorts", ObjectKind::kCohort},
+      {"co", ObjectKind::kCohort},
+      {"localqueue", ObjectKind::kLocalQueue},
+      {"localqueues", ObjectKind::kLocalQueue},
+      {"lq", ObjectKind::kLocalQueue},
+      {"queue", ObjectKind::kLocalQueue},
+      {"queues", ObjectKind::kLocalQueue},
+      {"workloadpriorityclass", ObjectKind::kWorkloadPriorityClass},
+      {"workloadpriorityclasses", ObjectKind::kWorkloadPriorityClass},
+      {"wpc", ObjectKind::kWorkloadPriorityClass},
+      {"admissioncheck", ObjectKind::kAdmissionCheck},
+      {"admissionchecks", ObjectKind::kAdmissionCheck},
+      {"ac", ObjectKind::kAdmissionCheck},
+      {"workload", ObjectKind::kWorkload},
+      {"workloads", ObjectKind::kWorkload},
+      {"wl", ObjectKind::kWorkload},
+      {"kwl", ObjectKind::kWorkload},
+      {"kueueworkload", ObjectKind::kWorkload},
+      {"kueueworkloads", ObjectKind::kWorkload},
+  };
+  std::string lower = absl::AsciiStrToLower(text);
+  for (const Alias& alias : kAliases) {
+    if (lower == alias.name) {
+      *kind = alias.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsNamespaced(ObjectKind kind) {
+  return kind == ObjectKind::kLocalQueue || kind == ObjectKind::kWorkload;
+}
+
+const Condition* FindCondition(const std::vector<Condition>& conditions,
+                               const std::string& type) {
+  for (const Condition& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+bool IsConditionTrue(const std::vector<Condition>& conditions,
+                     const std::string& type) {
+  const Condition* c = FindCondition(conditions, type);
+  return c != nullptr && c->status == "True";
+}
+
+void SetCondition(std::vector<Condition>* conditions, Condition condition) {
+  for (Condition& c : *conditions) {
+    if (c.type == condition.type) {
+      if (c.status == condition.status) {
+        condition.last_transition_time = c.last_transition_time;
+      }
+      c = std::move(condition);
+      return;
+    }
+  }
+  conditions->push_back(std::move(condition));
+}
+
+bool SelectorMatches(const LabelSelector& selector, const Labels& labels) {
+  for (const auto& [key, value] : selector.match_labels) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  for (const LabelSelectorRequirement& req : selector.match_expressions) {
+    auto it = labels.find(req.key);
+    bool has = it != labels.end();
+    bool in_values =
+        has && std::find(req.values.begin(), req.values.end(), it->second) !=
+                   req.values.end();
+    if (req.op == "In") {
+      if (!in_values) return false;
+    } else if (req.op == "NotIn") {
+      if (in_values) return false;
+    } else if (req.op == "Exists") {
+      if (!has) return false;
+    } else if (req.op == "DoesNotExist") {
+      if (has) return false;
+    } else {
+      return false;  // validation refuses unknown operators
+    }
+  }
+  return true;
+}
+
+ObjectKind KindOf(const ConfigObject& object) {
+  static constexpr ObjectKind kKinds[] = {
+      ObjectKind::kNamespace,  ObjectKind::kResourceFlavor,
+      ObjectKind::kClusterQueue, ObjectKind::kCohort,
+      ObjectKind::kLocalQueue, ObjectKind::kWorkloadPriorityClass,
+      ObjectKind::kAdmissionCheck};
+  return kKinds[object.index()];
+}
+
+const ObjectMeta& MetaOf(const ConfigObject& object) {
+  return std::visit([](const auto& o) -> const ObjectMeta& { return o.meta; },
+                    object);
+}
+
+ObjectMeta& MutableMetaOf(ConfigObject& object) {
+  return std::visit([](auto& o) -> ObjectMeta& { return o.meta; }, object);
+}
+
+ObjectKey KeyOf(const ConfigObject& object) {
+  const ObjectMeta& meta = MetaOf(object);
+  return ObjectKey{KindOf(object), meta.namespace_name, meta.name};
+}
+
+WorkloadState StateOf(const Workload& wl) {
+  if (IsConditionTrue(wl.conditions, kConditionFinished)) {
+    return WorkloadState::kFinished;
+  }
+  if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
+    return WorkloadState::kAdmitted;
+  }
+  if (IsConditionTrue(wl.conditions, kConditionQuotaReserved)) {
+    return WorkloadState::kQuotaReserved;
+  }
+  return WorkloadState::kPending;
+}
+
+const char* StateName(WorkloadState state) {
+  switch (state) {
+    case WorkloadState::kPending:
+      return "Pending";
+    case WorkloadState::kQuotaReserved:
+      return "QuotaReserved";
+    case WorkloadState::kAdmitted:
+      return "Admitted";
+    case WorkloadState::kFinished:
+      return "Finished";
+  }
+  return "Unknown";
+}
+
+}  // namespace kq

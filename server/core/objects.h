@@ -1,0 +1,321 @@
+#pragma once
+
+// kq's domain types: Kueue's API objects as plain C++ values, with
+// quantities parsed once. No I/O, no protos; conversion lives at the edges
+// (server/codec). All types are thread-compatible values.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <variant>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "server/core/quantity.h"
+
+namespace kq {
+
+// Kinds of configuration objects, with Kueue's kind names.
+enum class ObjectKind {
+  kNamespace,
+  kResourceFlavor,
+  kClusterQueue,
+  kCohort,
+  kLocalQueue,
+  kWorkloadPriorityClass,
+  kAdmissionCheck,
+  kWorkload,
+};
+
+// Kueue's kind name ("ClusterQueue").
+const char* KindName(ObjectKind kind);
+// Parses a kind name as kubectl does: the kind, its plural, lower case, or a
+// short name ("cq", "clusterqueues"). Returns false when unknown.
+bool ParseKind(const std::string& text, ObjectKind* kind);
+bool IsNamespaced(ObjectKind kind);
+
+using Labels = std::map<std::string, std::string>;
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_name;  // empty for cluster-scoped objects
+  std::string uid;
+  int64_t revision = 0;
+  absl::Time creation_timestamp = absl::UnixEpoch();
+  Labels labels;
+  Labels annotations;
+
+  friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
+};
+
+struct Condition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+  absl::Time last_transition_time = absl::UnixEpoch();
+
+  friend bool operator==(const Condition&, const Condition&) = default;
+};
+
+// Finds a condition by type, or nullptr.
+const Condition* FindCondition(const std::vector<Condition>& conditions,
+                               const std::string& type);
+bool IsConditionTrue(const std::vector<Condition>& conditions,
+                     const std::string& type);
+// Sets a condition; last_transition_time changes only when status does.
+void SetCondition(std::vector<Condition>* conditions, Condition condition);
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;
+  friend bool operator==(const Taint&, const Taint&) = default;
+};
+
+struct Toleration {
+  std::string key;
+  std::string op;  // "Equal" or "Exists"; empty means Equal
+  std::string value;
+  std::string effect;
+  std::optional<int64_t> toleration_seconds;
+  friend bool operator==(const Toleration&, const Toleration&) = default;
+};
+
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist
+  std::vector<std::string> values;
+  friend bool operator==(const LabelSelectorRequirement&,
+                         const LabelSelectorRequirement&) = default;
+};
+
+struct LabelSelector {
+  Labels match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+  friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
+};
+
+// Whether `labels` satisfy `selector` (Kubernetes semantics).
+bool SelectorMatches(const LabelSelector& selector, const Labels& labels);
+
+struct Namespace {
+  ObjectMeta meta;
+  friend bool operator==(const Namespace&, const Namespace&) = default;
+};
+
+struct ResourceFlavor {
+  ObjectMeta meta;
+  Labels node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;
+  std::string topology_name;
+  friend bool operator==(const ResourceFlavor&,
+                         const ResourceFlavor&) = default;
+};
+
+struct ResourceQuota {
+  std::string name;
+  Quantity nominal_quota;
+  std::optional<Quantity> borrowing_limit;
+  std::optional<Quantity> lending_limit;
+  friend bool operator==(const ResourceQuota&, const ResourceQuota&) = default;
+};
+
+struct FlavorQuotas {
+  std::string name;
+  std::vector<ResourceQuota> resources;
+  friend bool operator==(const FlavorQuotas&, const FlavorQuotas&) = default;
+};
+
+struct ResourceGroup {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotas> flavors;
+  friend bool operator==(const ResourceGroup&, const ResourceGroup&) = default;
+};
+
+enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+
+// Flavor fungibility policies (Kueue's FlavorFungibilityPolicy).
+enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+
+struct FlavorFungibility {
+  FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
+  FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  std::string preference;  // "", BorrowingOverPreemption, PreemptionOverBorrowing
+  friend bool operator==(const FlavorFungibility&,
+                         const FlavorFungibility&) = default;
+};
+
+struct ClusterQueuePreemption {
+  std::string reclaim_within_cohort = "Never";
+  std::string borrow_within_cohort_policy = "Never";
+  std::optional<int32_t> borrow_within_cohort_max_priority_threshold;
+  std::string within_cluster_queue = "Never";
+  friend bool operator==(const ClusterQueuePreemption&,
+                         const ClusterQueuePreemption&) = default;
+};
+
+struct AdmissionCheckStrategyRule {
+  std::string name;
+  std::vector<std::string> on_flavors;
+  friend bool operator==(const AdmissionCheckStrategyRule&,
+                         const AdmissionCheckStrategyRule&) = default;
+};
+
+struct ClusterQueue {
+  ObjectMeta meta;
+  std::vector<ResourceGroup> resource_groups;
+  std::string cohort_name;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFIFO;
+  // Absent selects no namespace; an empty selector selects all.
+  std::optional<LabelSelector> namespace_selector;
+  FlavorFungibility flavor_fungibility;
+  ClusterQueuePreemption preemption;
+  std::vector<AdmissionCheckStrategyRule> admission_checks;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  std::optional<Quantity> fair_sharing_weight;
+  friend bool operator==(const ClusterQueue&, const ClusterQueue&) = default;
+};
+
+struct Cohort {
+  ObjectMeta meta;
+  std::string parent_name;
+  std::vector<ResourceGroup> resource_groups;
+  std::optional<Quantity> fair_sharing_weight;
+  friend bool operator==(const Cohort&, const Cohort&) = default;
+};
+
+struct LocalQueue {
+  ObjectMeta meta;
+  std::string cluster_queue;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  std::optional<Quantity> fair_sharing_weight;
+  friend bool operator==(const LocalQueue&, const LocalQueue&) = default;
+};
+
+struct WorkloadPriorityClass {
+  ObjectMeta meta;
+  int32_t value = 0;
+  std::string description;
+  friend bool operator==(const WorkloadPriorityClass&,
+                         const WorkloadPriorityClass&) = default;
+};
+
+struct AdmissionCheck {
+  ObjectMeta meta;
+  std::string controller_name;
+  std::string parameters_api_group;
+  std::string parameters_kind;
+  std::string parameters_name;
+  friend bool operator==(const AdmissionCheck&,
+                         const AdmissionCheck&) = default;
+};
+
+// ---------------------------------------------------------------------------
+// Workload
+
+struct NodeSelectorTerm {
+  std::vector<LabelSelectorRequirement> match_expressions;
+  friend bool operator==(const NodeSelectorTerm&,
+                         const NodeSelectorTerm&) = default;
+};
+
+// Requests by resource name, ordered so that iteration is deterministic.
+using ResourceList = std::map<std::string, Quantity>;
+
+struct PodSet {
+  std::string name;
+  int32_t count = 1;
+  std::optional<int32_t> min_count;
+  ResourceList requests;  // of one pod
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  std::vector<NodeSelectorTerm> required_node_affinity;
+  // The pod template as JSON text; opaque to admission.
+  std::string template_json;
+  friend bool operator==(const PodSet&, const PodSet&) = default;
+};
+
+struct PodSetAssignment {
+  std::string name;
+  std::map<std::string, std::string> flavors;  // resource -> flavor
+  ResourceList resource_usage;                 // for all `count` pods
+  int32_t count = 0;
+  friend bool operator==(const PodSetAssignment&,
+                         const PodSetAssignment&) = default;
+};
+
+struct Admission {
+  std::string cluster_queue;
+  std::vector<PodSetAssignment> pod_set_assignments;
+  friend bool operator==(const Admission&, const Admission&) = default;
+};
+
+struct AdmissionCheckState {
+  std::string name;
+  std::string state = "Pending";
+  absl::Time last_transition_time = absl::UnixEpoch();
+  std::string message;
+  friend bool operator==(const AdmissionCheckState&,
+                         const AdmissionCheckState&) = default;
+};
+
+struct Workload {
+  ObjectMeta meta;
+  std::string queue_name;
+  std::vector<PodSet> pod_sets;
+  std::string priority_class_name;
+  std::string priority_class_source;
+  int32_t priority = 0;
+  bool active = true;
+  std::optional<int32_t> maximum_execution_time_seconds;
+
+  std::optional<Admission> admission;
+  std::vector<Condition> conditions;
+  std::vector<AdmissionCheckState> admission_checks;
+  std::optional<int32_t> requeue_count;
+  std::optional<absl::Time> requeue_at;
+
+  friend bool operator==(const Workload&, const Workload&) = default;
+};
+
+// Condition types and reasons, as Kueue writes them.
+inline constexpr char kConditionQuotaReserved[] = "QuotaReserved";
+inline constexpr char kConditionAdmitted[] = "Admitted";
+inline constexpr char kConditionFinished[] = "Finished";
+inline constexpr char kConditionEvicted[] = "Evicted";
+inline constexpr char kConditionRequeued[] = "Requeued";
+inline constexpr char kConditionActive[] = "Active";
+
+// Lifecycle of a workload, from workload.Status in Kueue: finished beats
+// admitted beats quota-reserved beats pending.
+enum class WorkloadState { kPending, kQuotaReserved, kAdmitted, kFinished };
+WorkloadState StateOf(const Workload& wl);
+const char* StateName(WorkloadState state);  // "Pending", "Admitted", ...
+
+// Key of a namespaced object: (namespace, name).
+using NamespacedName = std::pair<std::string, std::string>;
+
+// Any configuration object (everything but Workload).
+using ConfigObject =
+    std::variant<Namespace, ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
+                 WorkloadPriorityClass, AdmissionCheck>;
+
+ObjectKind KindOf(const ConfigObject& object);
+const ObjectMeta& MetaOf(const ConfigObject& object);
+ObjectMeta& MutableMetaOf(ConfigObject& object);
+
+// Identity of a configuration object.
+struct ObjectKey {
+  ObjectKind kind = ObjectKind::kNamespace;
+  std::string namespace_name;  // empty for cluster-scoped kinds
+  std::string name;
+  friend auto operator<=>(const ObjectKey&, const ObjectKey&) = default;
+};
+ObjectKey KeyOf(const ConfigObject& object);
+
+}  // namespace kq
