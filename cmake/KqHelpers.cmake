@@ -1,7 +1,8 @@
 # Small abseil-style helpers: one call per library or test binary, so each
 # module's CMakeLists.txt reads as a list of targets and their dependencies.
 
-set(KQ_WARNINGS -Wall -Wextra -Werror -Wno-unused-parameter)
+set(KQ_WARNINGS -Wall -Wextra -Werror -Wno-unused-parameter
+                -Wno-missing-field-initializers)
 
 # kq_cc_library(NAME n HDRS ... SRCS ... DEPS ...) -> kq_<n> and alias kq::<n>.
 function(kq_cc_library)

@@ -1,0 +1,62 @@
+#pragma once
+
+// The gRPC edge: each handler converts the request, makes one engine call,
+// converts the result back and maps the status. No admission logic here.
+
+#include "kq/v1/admin_service.grpc.pb.h"
+#include "kq/v1/queue_service.grpc.pb.h"
+#include "server/engine/engine.h"
+
+namespace kq::api {
+
+// Thread-safe: gRPC calls handlers concurrently; the engine serializes.
+class AdminServiceImpl final : public v1::AdminService::Service {
+ public:
+  explicit AdminServiceImpl(engine::Engine& engine) : engine_(engine) {}
+
+  grpc::Status Apply(grpc::ServerContext* context,
+                     const v1::ApplyRequest* request,
+                     v1::ApplyResponse* response) override;
+  grpc::Status Delete(grpc::ServerContext* context,
+                      const v1::DeleteRequest* request,
+                      v1::DeleteResponse* response) override;
+  grpc::Status GetObject(grpc::ServerContext* context,
+                         const v1::GetObjectRequest* request,
+                         v1::GetObjectResponse* response) override;
+  grpc::Status ListObjects(grpc::ServerContext* context,
+                           const v1::ListObjectsRequest* request,
+                           v1::ListObjectsResponse* response) override;
+
+ private:
+  engine::Engine& engine_;
+};
+
+// Thread-safe, as AdminServiceImpl.
+class QueueServiceImpl final : public v1::QueueService::Service {
+ public:
+  explicit QueueServiceImpl(engine::Engine& engine) : engine_(engine) {}
+
+  grpc::Status SubmitWorkload(grpc::ServerContext* context,
+                              const v1::SubmitWorkloadRequest* request,
+                              v1::SubmitWorkloadResponse* response) override;
+  grpc::Status GetWorkload(grpc::ServerContext* context,
+                           const v1::GetWorkloadRequest* request,
+                           v1::GetWorkloadResponse* response) override;
+  grpc::Status ListWorkloads(grpc::ServerContext* context,
+                             const v1::ListWorkloadsRequest* request,
+                             v1::ListWorkloadsResponse* response) override;
+  grpc::Status CancelWorkload(grpc::ServerContext* context,
+                              const v1::CancelWorkloadRequest* request,
+                              v1::CancelWorkloadResponse* response) override;
+  grpc::Status FinishWorkload(grpc::ServerContext* context,
+                              const v1::FinishWorkloadRequest* request,
+                              v1::FinishWorkloadResponse* response) override;
+  grpc::Status Watch(grpc::ServerContext* context,
+                     const v1::WatchRequest* request,
+                     grpc::ServerWriter<v1::WatchEvent>* writer) override;
+
+ private:
+  engine::Engine& engine_;
+};
+
+}  // namespace kq::api

@@ -1,0 +1,84 @@
+#include "server/daemon/daemon.h"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/api/services.h"
+#include "server/common/clock.h"
+#include "server/common/status_macros.h"
+#include "server/engine/engine.h"
+#include "server/store/sqlite/sqlite_store.h"
+#include "spdlog/spdlog.h"
+
+namespace kq::daemon {
+
+absl::Status Run(const Config& config) {
+  // Signals are taken by one thread with sigwait, so block them before any
+  // other thread starts (threads inherit the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create data directory ", config.data_dir, ": ", ec.message()));
+  }
+  const std::string db_path =
+      (std::filesystem::path(config.data_dir) / "kq.db").string();
+  store::SqliteOptions store_options;
+  store_options.synchronous_full = config.sync_full;
+  KQ_ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStore> store,
+                      store::SqliteStore::Open(db_path, store_options));
+
+  engine::Engine engine(*store, Clock::Real());
+  KQ_RETURN_IF_ERROR(engine.Start());
+
+  api::AdminServiceImpl admin(engine);
+  api::QueueServiceImpl queue(engine);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&admin);
+  builder.RegisterService(&queue);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    engine.Stop();
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config.listen));
+  }
+  spdlog::info("kqd serving on {} (port {}), data in {}", config.listen, port,
+               db_path);
+  if (!config.port_file.empty()) {
+    std::ofstream out(config.port_file + ".tmp");
+    out << port << "\n";
+    out.close();
+    std::filesystem::rename(config.port_file + ".tmp", config.port_file, ec);
+  }
+
+  int received = 0;
+  sigwait(&signals, &received);
+  spdlog::info("received signal {}, shutting down", received);
+  // Unblock handlers waiting in Watch, then let in-flight calls finish.
+  engine.event_log().Close();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  engine.Stop();
+  spdlog::info("kqd stopped at revision {}", engine.event_log().revision());
+  return absl::OkStatus();
+}
+
+}  // namespace kq::daemon

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace kq::daemon {
+
+// kqd's configuration, from its flags.
+struct Config {
+  // host:port to serve gRPC on; port 0 picks a free port.
+  std::string listen = "127.0.0.1:7070";
+  // Directory holding the SQLite database (created if missing).
+  std::string data_dir = "./data";
+  // When set, the chosen port is written here once kqd serves (for tests
+  // and scripts that start kqd on port 0).
+  std::string port_file;
+  // SQLite synchronous=FULL (durable across power loss) unless false.
+  bool sync_full = true;
+  std::string log_level = "info";
+};
+
+// Composition root: opens the store, starts the engine, serves gRPC (with
+// health checking and reflection) until SIGTERM or SIGINT, then shuts down
+// gracefully: in-flight calls finish, queued commands commit, the store
+// closes. Returns the first error that prevents serving.
+absl::Status Run(const Config& config);
+
+}  // namespace kq::daemon

@@ -1,0 +1,255 @@
+#pragma once
+
+// The engine: the single owner of kq's state (DESIGN.md, "Principles").
+// gRPC handlers call its thread-safe methods; each call becomes a command
+// on the engine's queue. The engine thread takes every waiting command (up
+// to a batch limit), applies them in order, runs scheduling passes, writes
+// every change of the batch to the store in ONE transaction under a new
+// revision, and only then answers the callers and publishes watch events.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/cache/cache.h"
+#include "server/common/clock.h"
+#include "server/core/objects.h"
+#include "server/engine/event_log.h"
+#include "server/queue/manager.h"
+#include "server/store/store.h"
+
+namespace kq::engine {
+
+struct EngineOptions {
+  // Most commands applied in one batch (one transaction).
+  size_t max_batch = 4096;
+  // Scheduling passes stop after this long in one batch; the rest runs in
+  // the next batch.
+  absl::Duration pass_budget = absl::Milliseconds(200);
+  // Watch events kept in memory.
+  size_t event_log_capacity = 100000;
+};
+
+// Usage of one resource of one flavor, for queue status.
+struct ResourceUsage {
+  std::string name;
+  Quantity total;
+  Quantity borrowed;
+};
+
+struct FlavorUsage {
+  std::string name;
+  std::vector<ResourceUsage> resources;
+};
+
+// Computed status of a ClusterQueue or LocalQueue (Kueue's status fields).
+struct QueueStatus {
+  std::vector<Condition> conditions;
+  std::vector<FlavorUsage> flavors_reservation;
+  std::vector<FlavorUsage> flavors_usage;
+  int32_t pending_workloads = 0;
+  int32_t reserving_workloads = 0;
+  int32_t admitted_workloads = 0;
+};
+
+// A configuration object as read: the object plus computed status.
+struct ObjectView {
+  ConfigObject object;
+  // Set for ClusterQueue and LocalQueue.
+  std::optional<QueueStatus> status;
+  // Set for AdmissionCheck: its Active condition.
+  std::vector<Condition> conditions;
+};
+
+// Where to run one flavor of an admitted pod set.
+struct FlavorPlacement {
+  std::string flavor;
+  Labels node_labels;
+  std::vector<Toleration> tolerations;
+};
+
+struct PodSetPlacement {
+  std::string pod_set;
+  std::vector<FlavorPlacement> flavors;
+};
+
+// A workload as read, with where to run it once admitted.
+struct WorkloadView {
+  Workload workload;
+  std::vector<PodSetPlacement> placements;
+  // 0-based position in its ClusterQueue while pending.
+  std::optional<int64_t> position;
+};
+
+struct ApplyResult {
+  std::string action;  // created, configured, unchanged
+  std::variant<ConfigObject, Workload> object;
+  std::vector<std::string> warnings;
+};
+
+struct WorkloadFilter {
+  std::string namespace_name;  // empty: all
+  std::string queue_name;
+  std::string cluster_queue;
+  bool include_finished = false;
+};
+
+template <typename T>
+struct Listed {
+  std::vector<T> items;
+  int64_t revision = 0;
+};
+
+// Thread-safe. Construct, Start(), use, Stop() (or destroy).
+class Engine {
+ public:
+  // `store` and `clock` must outlive the engine.
+  Engine(store::Store& store, Clock& clock, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Loads the state from the store, runs a first scheduling batch and
+  // starts the engine thread. Errors from the store are returned as they
+  // are.
+  absl::Status Start();
+  // Finishes the commands already queued, then stops the thread. Later
+  // calls return Unavailable.
+  void Stop();
+
+  // Creates or replaces configuration objects and submits workloads, all in
+  // one batch. InvalidArgument naming the object and field when any is
+  // invalid, NotFound for a missing priority class; nothing changes then.
+  absl::StatusOr<std::vector<ApplyResult>> Apply(
+      std::vector<ConfigObject> objects, std::vector<Workload> workloads);
+  // NotFound when absent; FailedPrecondition when workloads or queues still
+  // depend on the object.
+  absl::Status Delete(const ObjectKey& key);
+  absl::StatusOr<ObjectView> GetObject(const ObjectKey& key);
+  absl::StatusOr<Listed<ObjectView>> ListObjects(
+      ObjectKind kind, const std::string& namespace_name);
+
+  // Stores a new workload and runs a scheduling pass over it in the same
+  // batch. AlreadyExists when the name is taken.
+  absl::StatusOr<WorkloadView> Submit(Workload workload);
+  absl::StatusOr<WorkloadView> GetWorkload(const NamespacedName& key);
+  absl::StatusOr<Listed<Workload>> ListWorkloads(const WorkloadFilter& filter);
+  // Finishes a workload with reason "Cancelled", releasing any quota.
+  // FailedPrecondition when it already finished.
+  absl::StatusOr<Workload> Cancel(const NamespacedName& key);
+  // Reports a workload holding quota finished. FailedPrecondition when it
+  // holds no quota reservation.
+  absl::StatusOr<Workload> Finish(const NamespacedName& key, bool succeeded,
+                                  const std::string& message);
+
+  // Committed changes for Watch.
+  EventLog& event_log() { return event_log_; }
+
+  // Runs one batch synchronously on the calling thread. Only for tests
+  // that drive an engine that was loaded with LoadForTest() and never
+  // Start()ed.
+  absl::Status LoadForTest();
+  void RunOnceForTest();
+
+ private:
+  // A reply to complete after the batch commits.
+  using Reply = std::function<void(const absl::Status& commit)>;
+  using Command = std::function<void()>;
+
+  template <typename T>
+  absl::StatusOr<T> Call(std::function<absl::StatusOr<T>()> fn);
+
+  void Post(Command command);
+  void Loop();
+  void RunBatch(std::deque<Command>& commands);
+  absl::Status Load();
+  absl::Status CommitBatch();
+
+  // State changes (engine thread only).
+  absl::StatusOr<std::vector<ApplyResult>> DoApply(
+      std::vector<ConfigObject>& objects, std::vector<Workload>& workloads);
+  absl::Status DoDelete(const ObjectKey& key);
+  absl::StatusOr<ApplyResult> DoSubmit(Workload workload, bool from_apply);
+  absl::Status CheckPriorityClass(const Workload& workload,
+                                  const std::vector<ConfigObject>& pending);
+  void ResolvePriority(Workload& workload);
+  absl::StatusOr<Workload> DoFinish(const NamespacedName& key,
+                                    const std::string& reason,
+                                    const std::string& message);
+  void OnConfigChanged();
+  void RebuildCacheAndQueues();
+  void EnqueueOrBlock(Workload& workload);
+  void RunPasses(absl::Time now);
+  void ReserveQuota(Workload& workload, Admission admission, absl::Time now);
+  void ReleaseQuota(const Workload& workload);
+  void QueueInadmissibleInTree(const std::string& cluster_queue);
+  void MarkWorkload(const NamespacedName& key, store::Event::Type type);
+  void MarkObject(const ObjectKey& key, store::Event::Type type);
+  // Gives a workload that asked for one a generated name
+  // (metadata.generateName plus 5 random characters, as Kubernetes).
+  void NameIfGenerated(Workload& workload);
+  std::string NewUid();
+  std::string GenerateName(const std::string& prefix);
+
+  // Reads (engine thread only).
+  ObjectView ViewOf(const ConfigObject& object) const;
+  WorkloadView ViewOf(const Workload& workload) const;
+  QueueStatus ClusterQueueStatusOf(const std::string& name) const;
+  QueueStatus LocalQueueStatusOf(const LocalQueue& lq) const;
+  const ConfigObject* FindObject(const ObjectKey& key) const;
+  std::string ClusterQueueForWorkload(const Workload& workload) const;
+
+  store::Store& store_;
+  Clock& clock_;
+  const EngineOptions options_;
+  EventLog event_log_;
+
+  absl::Mutex mu_;
+  absl::CondVar wake_;
+  std::deque<Command> commands_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool running_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+
+  // ---- Engine-thread state --------------------------------------------
+  int64_t revision_ = 0;
+  std::map<ObjectKey, ConfigObject> objects_;
+  std::map<std::string, ResourceFlavor> flavors_;
+  std::map<std::string, ClusterQueue> cluster_queues_;
+  std::map<std::string, Cohort> cohorts_;
+  std::map<NamespacedName, LocalQueue> local_queues_;
+  std::map<std::string, WorkloadPriorityClass> priority_classes_;
+  std::map<std::string, AdmissionCheck> admission_checks_;
+  std::map<std::string, Namespace> namespaces_;
+  // Unfinished workloads.
+  std::map<NamespacedName, Workload> workloads_;
+  cache::Cache cache_;
+  queue::Manager queues_;
+  absl::BitGen random_;
+
+  // ---- The batch being built ------------------------------------------
+  absl::Time batch_now_;
+  std::vector<Reply> replies_;
+  std::map<ObjectKey, store::Event::Type> dirty_objects_;
+  std::map<ObjectKey, ConfigObject> deleted_objects_;
+  std::map<NamespacedName, store::Event::Type> dirty_workloads_;
+  // Workloads that finished in this batch (no longer in workloads_).
+  std::map<NamespacedName, Workload> finished_workloads_;
+  bool config_changed_ = false;
+  bool needs_scheduling_ = false;
+};
+
+}  // namespace kq::engine

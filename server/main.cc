@@ -1,0 +1,35 @@
+// kqd: flags -> Config -> daemon::Run(). Nothing else lives here.
+
+#include <cstdio>
+
+#include "CLI/CLI.hpp"
+#include "server/daemon/daemon.h"
+#include "server/logging/logging.h"
+
+int main(int argc, char** argv) {
+  kq::daemon::Config config;
+  CLI::App app{"kqd: Kueue's admission model as a durable gRPC service"};
+  app.add_option("--listen", config.listen,
+                 "host:port to serve gRPC on (port 0 picks one)")
+      ->capture_default_str();
+  app.add_option("--data-dir", config.data_dir,
+                 "directory of the SQLite database")
+      ->capture_default_str();
+  app.add_option("--port-file", config.port_file,
+                 "write the chosen port here once serving");
+  app.add_option("--sqlite-sync-full", config.sync_full,
+                 "SQLite synchronous=FULL (true) or NORMAL (false)")
+      ->capture_default_str();
+  app.add_option("--log-level", config.log_level,
+                 "trace, debug, info, warn or error")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  absl::Status status = kq::logging::Init(config.log_level);
+  if (status.ok()) status = kq::daemon::Run(config);
+  if (!status.ok()) {
+    std::fprintf(stderr, "kqd: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
