@@ -23,8 +23,7 @@ void FillQueueStatus(const engine::QueueStatus& from, Status* to) {
       fu->set_name(f.name);
       for (const engine::ResourceUsage& r : f.resources) {
         v1::ResourceUsage* ru = fu->add_resources();
-        bool binary = r.name != "cpu" && r.name != "pods" &&
-                      r.name.find("gpu") == std::string::npos;
+        bool binary = UsesBinaryFormat(r.name);
         ru->set_name(r.name);
         ru->set_total(r.total.ToString(binary));
         ru->set_borrowed(r.borrowed.ToString(binary));

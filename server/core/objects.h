@@ -46,6 +46,8 @@ struct ObjectMeta {
   absl::Time creation_timestamp = absl::UnixEpoch();
   Labels labels;
   Labels annotations;
+  // Prefix for a server-generated name, used when `name` is empty.
+  std::string generate_name;
 
   friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace kq {
@@ -200,6 +201,16 @@ Quantity QuantityFromAmount(absl::string_view resource, int64_t amount) {
   if (resource == "cpu") return Quantity::FromMilli(amount);
   if (amount == kMax) return Quantity::Max();
   return Quantity::FromMilli(SaturatingMul(amount, 1000));
+}
+
+bool UsesBinaryFormat(absl::string_view resource) {
+  return resource == "memory" || resource == "ephemeral-storage" ||
+         absl::StartsWith(resource, "hugepages-");
+}
+
+std::string FormatAmount(absl::string_view resource, int64_t amount) {
+  return QuantityFromAmount(resource, amount)
+      .ToString(UsesBinaryFormat(resource));
 }
 
 int64_t SaturatingAdd(int64_t a, int64_t b) {

@@ -59,6 +59,14 @@ int64_t ResourceAmount(absl::string_view resource, Quantity q);
 // The inverse of ResourceAmount, for printing usage in Kubernetes form.
 Quantity QuantityFromAmount(absl::string_view resource, int64_t amount);
 
+// Whether Kueue prints `resource` in binary form ("2Gi"): memory,
+// ephemeral-storage and hugepages-* (pkg/resources/resource_formatter.go).
+bool UsesBinaryFormat(absl::string_view resource);
+
+// An amount of `resource` printed as Kueue prints it in messages and status:
+// "500m" CPU, "256Gi" memory, "8" GPUs.
+std::string FormatAmount(absl::string_view resource, int64_t amount);
+
 // Saturating int64 arithmetic: Kueue's Amount, where INT64_MAX is unlimited.
 int64_t SaturatingAdd(int64_t a, int64_t b);
 int64_t SaturatingSub(int64_t a, int64_t b);

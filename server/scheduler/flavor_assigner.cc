@@ -255,11 +255,11 @@ Assignment AssignFlavors(
             result.reasons.push_back(absl::StrCat(
                 "insufficient quota for ", resource, " in flavor ", fq.name,
                 ", previously considered podsets requests (",
-                QuantityFromAmount(resource, assumed_usage).ToString(),
+                FormatAmount(resource, assumed_usage),
                 ") + current podset request (",
-                QuantityFromAmount(resource, request).ToString(),
+                FormatAmount(resource, request),
                 ") > maximum capacity (",
-                QuantityFromAmount(resource, max_capacity).ToString(), ")"));
+                FormatAmount(resource, max_capacity), ")"));
             all_fit = false;
             flavor_reason = MostSevere(flavor_reason, kExceedsMaxQuota);
             continue;
@@ -269,8 +269,7 @@ Assignment AssignFlavors(
             result.reasons.push_back(absl::StrCat(
                 "insufficient unused quota for ", resource, " in flavor ",
                 fq.name, ", ",
-                QuantityFromAmount(resource, SaturatingSub(value, available))
-                    .ToString(),
+                FormatAmount(resource, SaturatingSub(value, available)),
                 " more needed"));
             all_fit = false;
             flavor_reason = MostSevere(flavor_reason, kWaitingForQuota);

@@ -1,0 +1,85 @@
+#include "tests/integration/kqd_process.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+
+namespace kq::testing {
+
+TempDir::TempDir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "kq-test-XXXXXX").string();
+  path_ = mkdtemp(pattern.data());
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+KqdProcess::KqdProcess(std::string data_dir) : data_dir_(std::move(data_dir)) {}
+
+KqdProcess::~KqdProcess() {
+  if (pid_ > 0) Kill();
+}
+
+absl::Status KqdProcess::Start() {
+  const std::string port_file = data_dir_ + "/port";
+  std::filesystem::remove(port_file);
+  pid_ = fork();
+  if (pid_ < 0) return absl::InternalError("fork failed");
+  if (pid_ == 0) {
+    std::string data_flag = "--data-dir=" + data_dir_;
+    std::string port_flag = "--port-file=" + port_file;
+    execl(KQD_PATH, KQD_PATH, "--listen=127.0.0.1:0", data_flag.c_str(),
+          port_flag.c_str(), "--log-level=warn", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 600; ++i) {
+    std::ifstream in(port_file);
+    if (in >> port_) return absl::OkStatus();
+    int status;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return absl::InternalError(
+          absl::StrCat("kqd exited early with status ", status));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return absl::DeadlineExceededError("kqd did not start serving in 30 s");
+}
+
+void KqdProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+int KqdProcess::Terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+std::string KqdProcess::target() const {
+  return absl::StrCat("127.0.0.1:", port_);
+}
+
+std::unique_ptr<client::Client> KqdProcess::NewClient() const {
+  return client::NewGrpcClient({.target = target(),
+                                .deadline = absl::Seconds(10)});
+}
+
+}  // namespace kq::testing

@@ -1,0 +1,52 @@
+#pragma once
+
+// Runs a real kqd binary on a loopback port with a temporary data
+// directory, for integration tests.
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "kq/client/client.h"
+
+namespace kq::testing {
+
+// One kqd process. Not thread-safe; the client it hands out is.
+class KqdProcess {
+ public:
+  // `data_dir` is kept across Start() calls so a restart sees the same
+  // database.
+  explicit KqdProcess(std::string data_dir);
+  ~KqdProcess();
+
+  // Starts kqd on 127.0.0.1 with port 0 and waits until it serves.
+  absl::Status Start();
+  // SIGKILL: no shutdown, no flush beyond what was committed.
+  void Kill();
+  // SIGTERM and wait; returns the exit status.
+  int Terminate();
+
+  int port() const { return port_; }
+  std::string target() const;
+  std::unique_ptr<client::Client> NewClient() const;
+
+ private:
+  std::string data_dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// A fresh temporary directory, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace kq::testing

@@ -1,0 +1,287 @@
+// A real kqd on a loopback port, driven through the C++ client: the
+// foundation's end-to-end guarantees, including kill -9.
+
+#include <sys/wait.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "client-lib/manifest/manifest.h"
+#include "tests/integration/kqd_process.h"
+
+namespace kq::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string SeedPath(const std::string& file) {
+  return std::string(KQ_SOURCE_DIR) + "/../shared/examples/seed/" + file;
+}
+
+// The seed's configuration, with `namespaceSelector: {}` added so the
+// ClusterQueue admits from every namespace.
+v1::ApplyRequest SeedConfig() {
+  v1::ApplyRequest request;
+  for (const char* file : {"resource-flavors.yaml", "cluster-queue.yaml",
+                           "local-queue.yaml", "workload-priority.yaml"}) {
+    auto docs = manifest::ParseManifests(ReadFile(SeedPath(file)));
+    EXPECT_TRUE(docs.ok()) << docs.status();
+    for (manifest::Document& doc : *docs) {
+      EXPECT_TRUE(doc.status.ok()) << doc.status;
+      if (!doc.config_object) continue;
+      if (doc.config_object->has_cluster_queue()) {
+        doc.config_object->mutable_cluster_queue()
+            ->mutable_spec()
+            ->mutable_namespace_selector();
+      }
+      *request.add_objects() = *doc.config_object;
+    }
+  }
+  return request;
+}
+
+v1::Workload GpuWorkload(const std::string& name, int count,
+                         const std::string& priority_class = "") {
+  v1::Workload wl;
+  wl.mutable_metadata()->set_name(name);
+  wl.mutable_metadata()->set_namespace_("team-ml");
+  wl.mutable_spec()->set_queue_name("ml-jobs");
+  wl.mutable_spec()->set_priority_class_name(priority_class);
+  v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(count);
+  (*ps->mutable_requests())["nvidia.com/gpu"] = "1";
+  (*ps->mutable_requests())["cpu"] = "8";
+  (*ps->mutable_requests())["memory"] = "32Gi";
+  return wl;
+}
+
+bool IsAdmitted(const v1::Workload& wl) {
+  for (const v1::Condition& c : wl.status().conditions()) {
+    if (c.type() == "Admitted") return c.status() == "True";
+  }
+  return false;
+}
+
+bool IsFinished(const v1::Workload& wl) {
+  for (const v1::Condition& c : wl.status().conditions()) {
+    if (c.type() == "Finished") return c.status() == "True";
+  }
+  return false;
+}
+
+class KqdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kqd_ = std::make_unique<KqdProcess>(dir_.path());
+    ASSERT_TRUE(kqd_->Start().ok());
+    client_ = kqd_->NewClient();
+  }
+  void Restart(bool kill) {
+    if (kill) {
+      kqd_->Kill();
+    } else {
+      EXPECT_EQ(kqd_->Terminate(), 0);
+    }
+    ASSERT_TRUE(kqd_->Start().ok());
+    client_ = kqd_->NewClient();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<KqdProcess> kqd_;
+  std::unique_ptr<client::Client> client_;
+};
+
+TEST_F(KqdTest, SubmitAdmitFinishCancel) {
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  auto a = client_->SubmitWorkload(GpuWorkload("a", 4));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(IsAdmitted(a->workload()));
+  EXPECT_EQ(a->workload().status().admission().cluster_queue(),
+            "ai-training-queue");
+  const auto& flavors =
+      a->workload().status().admission().pod_set_assignments(0).flavors();
+  EXPECT_EQ(flavors.at("nvidia.com/gpu"), "gpu-a100");
+  ASSERT_EQ(a->placements_size(), 1);
+  EXPECT_EQ(a->placements(0).flavors(0).node_labels().at(
+                "cloud.google.com/gke-accelerator"),
+            "nvidia-tesla-a100");
+
+  // 16 GPUs nominal: a (4) + b (12) fill it; c waits.
+  ASSERT_TRUE(client_->SubmitWorkload(GpuWorkload("b", 12)).ok());
+  auto c = client_->SubmitWorkload(GpuWorkload("c", 4));
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(IsAdmitted(c->workload()));
+
+  auto finished = client_->FinishWorkload("team-ml", "a", true, "");
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  auto c_now = client_->GetWorkload("team-ml", "c");
+  ASSERT_TRUE(c_now.ok());
+  EXPECT_TRUE(IsAdmitted(c_now->workload()));
+
+  auto cancelled = client_->CancelWorkload("team-ml", "b");
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_TRUE(IsFinished(*cancelled));
+  auto again = client_->CancelWorkload("team-ml", "b");
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
+  auto unknown = client_->GetWorkload("team-ml", "nope");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+
+  auto cq = client_->GetObject("ClusterQueue", "", "ai-training-queue");
+  ASSERT_TRUE(cq.ok());
+  EXPECT_EQ(cq->cluster_queue().status().admitted_workloads(), 1);
+}
+
+TEST_F(KqdTest, BadInputIsRefusedAndChangesNothing) {
+  v1::ApplyRequest request = SeedConfig();
+  v1::ConfigObject* bad = request.add_objects();
+  bad->mutable_resource_flavor()->mutable_metadata()->set_name("Bad_Name");
+  auto result = client_->Apply(request);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("metadata.name"));
+  auto listed = client_->ListObjects("ResourceFlavor", "");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->objects_size(), 0);
+
+  v1::ApplyRequest quantity = SeedConfig();
+  quantity.mutable_objects(2)
+      ->mutable_cluster_queue()
+      ->mutable_spec()
+      ->mutable_resource_groups(0)
+      ->mutable_flavors(0)
+      ->mutable_resources(0)
+      ->set_nominal_quota("-3");
+  result = client_->Apply(quantity);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("nominalQuota"));
+
+  v1::Workload no_pod_sets = GpuWorkload("x", 1);
+  no_pod_sets.mutable_spec()->clear_pod_sets();
+  EXPECT_EQ(client_->SubmitWorkload(no_pod_sets).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(KqdTest, GracefulRestartKeepsEverything) {
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  ASSERT_TRUE(client_->SubmitWorkload(GpuWorkload("a", 4)).ok());
+  ASSERT_TRUE(client_->SubmitWorkload(GpuWorkload("big", 40)).ok());
+  Restart(/*kill=*/false);
+  auto a = client_->GetWorkload("team-ml", "a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(IsAdmitted(a->workload()));
+  auto big = client_->GetWorkload("team-ml", "big");
+  ASSERT_TRUE(big.ok());
+  EXPECT_FALSE(IsAdmitted(big->workload()));
+}
+
+// Submitters race a SIGKILL. Every acknowledged workload, and every
+// acknowledged admission, must survive; usage must equal the sum of what
+// the admitted workloads hold and never exceed the quota.
+TEST_F(KqdTest, KillNineKeepsAcknowledgedWorkloadsAndAdmissions) {
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  std::mutex mu;
+  std::map<std::string, bool> acked;  // name -> admitted when acknowledged
+  std::atomic<int> count{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 4; ++t) {
+    submitters.emplace_back([&, t] {
+      auto client = kqd_->NewClient();
+      for (int i = 0; !stop; ++i) {
+        std::string name = "w-" + std::to_string(t) + "-" + std::to_string(i);
+        auto r = client->SubmitWorkload(GpuWorkload(name, 1));
+        if (!r.ok()) break;  // kqd is gone
+        std::lock_guard<std::mutex> lock(mu);
+        acked[name] = IsAdmitted(r->workload());
+        ++count;
+        if (i % 3 == 0) {
+          // Finish some admitted ones so admissions keep happening.
+          if (acked[name] &&
+              client->FinishWorkload("team-ml", name, true, "").ok()) {
+            acked[name] = false;
+          }
+        }
+      }
+    });
+  }
+  while (count < 200) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kqd_->Kill();
+  stop = true;
+  for (std::thread& t : submitters) t.join();
+
+  ASSERT_TRUE(kqd_->Start().ok());
+  client_ = kqd_->NewClient();
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_("team-ml");
+  list.set_include_finished(true);
+  auto listed = client_->ListWorkloads(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::map<std::string, v1::Workload> stored;
+  for (const v1::Workload& wl : listed->workloads()) {
+    stored[wl.metadata().name()] = wl;
+  }
+  int gpus_reserved = 0;
+  for (const auto& [name, wl] : stored) {
+    if (!IsFinished(wl) && wl.status().has_admission()) ++gpus_reserved;
+  }
+  for (const auto& [name, admitted] : acked) {
+    ASSERT_TRUE(stored.count(name)) << "acknowledged workload lost: " << name;
+    if (admitted) {
+      EXPECT_TRUE(IsAdmitted(stored[name]) || IsFinished(stored[name]))
+          << "acknowledged admission lost: " << name;
+    }
+  }
+  EXPECT_LE(gpus_reserved, 16);
+  auto cq = client_->GetObject("ClusterQueue", "", "ai-training-queue");
+  ASSERT_TRUE(cq.ok());
+  std::string gpu_total;
+  for (const v1::FlavorUsage& f :
+       cq->cluster_queue().status().flavors_reservation()) {
+    for (const v1::ResourceUsage& r : f.resources()) {
+      if (f.name() == "gpu-a100" && r.name() == "nvidia.com/gpu") {
+        gpu_total = r.total();
+      }
+    }
+  }
+  EXPECT_EQ(gpu_total, std::to_string(gpus_reserved));
+}
+
+TEST_F(KqdTest, WatchStreamsCommittedChangesInOrder) {
+  auto listed = client_->ListObjects("ResourceFlavor", "");
+  ASSERT_TRUE(listed.ok());
+  int64_t from = listed->revision();
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  ASSERT_TRUE(client_->SubmitWorkload(GpuWorkload("a", 1)).ok());
+  v1::WatchRequest request;
+  request.set_from_revision(from);
+  request.add_kinds("Workload");
+  std::vector<v1::WatchEvent> events;
+  absl::Status status = client_->Watch(request, [&](const v1::WatchEvent& e) {
+    events.push_back(e);
+    return false;
+  });
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type(), v1::WatchEvent::ADDED);
+  EXPECT_EQ(events[0].workload().metadata().name(), "a");
+  EXPECT_GT(events[0].revision(), from);
+}
+
+}  // namespace
+}  // namespace kq::testing

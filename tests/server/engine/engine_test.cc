@@ -1,0 +1,368 @@
+// The engine end to end on a MemoryStore: commands in, scheduling passes,
+// one commit per batch, replies; restart from the store.
+
+#include "server/engine/engine.h"
+
+#include <memory>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/store/memory_store.h"
+#include "tests/testing/builders.h"
+#include "tests/testing/fake_clock.h"
+#include "tests/testing/status_matchers.h"
+
+namespace kq::engine {
+namespace {
+
+using ::kq::testing::ClusterQueueBuilder;
+using ::kq::testing::FakeClock;
+using ::kq::testing::LocalQueueBuilder;
+using ::kq::testing::ResourceFlavorBuilder;
+using ::kq::testing::WorkloadBuilder;
+using ::kq::testing::WorkloadPriorityClassBuilder;
+using ::testing::HasSubstr;
+
+// Fails the Nth commit (1-based) and every later one while `fail_all`,
+// like leveldb's ErrorEnv.
+class FaultyStore : public store::Store {
+ public:
+  explicit FaultyStore(store::Store& base) : base_(base) {}
+  void FailCommit(int nth) { fail_at_ = commits_ + nth; }
+
+  absl::StatusOr<store::LoadedState> Load() override { return base_.Load(); }
+  absl::Status Commit(const store::WriteBatch& batch) override {
+    if (++commits_ == fail_at_) return absl::InternalError("disk on fire");
+    return base_.Commit(batch);
+  }
+  absl::StatusOr<std::optional<Workload>> GetWorkload(
+      const NamespacedName& key) override {
+    return base_.GetWorkload(key);
+  }
+  absl::StatusOr<std::vector<Workload>> ListFinishedWorkloads(
+      const std::string& ns) override {
+    return base_.ListFinishedWorkloads(ns);
+  }
+  absl::StatusOr<std::vector<store::Event>> ReadEvents(int64_t after,
+                                                       size_t limit) override {
+    return base_.ReadEvents(after, limit);
+  }
+  absl::StatusOr<int64_t> OldestEventRevision() override {
+    return base_.OldestEventRevision();
+  }
+
+ private:
+  store::Store& base_;
+  int commits_ = 0;
+  int fail_at_ = -1;
+};
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartEngine(); }
+
+  void StartEngine() {
+    engine_ = std::make_unique<Engine>(faulty_, clock_);
+    ASSERT_OK(engine_->Start());
+  }
+
+  // The seed's shape: gpu-a100 first, default-cpu as fallback.
+  void ApplySeed(bool namespace_selector = true) {
+    ClusterQueueBuilder cq("ai-training-queue");
+    if (!namespace_selector) cq.NoNamespaceSelector();
+    cq.ResourceGroup({"cpu", "memory", "nvidia.com/gpu"})
+        .Flavor("gpu-a100")
+        .Quota("nvidia.com/gpu", "16")
+        .Quota("cpu", "64")
+        .Quota("memory", "256Gi")
+        .Flavor("default-cpu")
+        .Quota("cpu", "128")
+        .Quota("memory", "512Gi");
+    auto results = engine_->Apply(
+        {ResourceFlavorBuilder("gpu-a100")
+             .NodeLabel("cloud.google.com/gke-accelerator",
+                        "nvidia-tesla-a100")
+             .Build(),
+         ResourceFlavorBuilder("default-cpu").Build(), cq.Build(),
+         LocalQueueBuilder("team-ml", "ml-jobs", "ai-training-queue").Build(),
+         WorkloadPriorityClassBuilder("production-training", 1000).Build()},
+        {});
+    ASSERT_OK(results.status());
+  }
+
+  Workload Job(const std::string& name, int count, const char* gpus = "1") {
+    return WorkloadBuilder(name)
+        .Namespace("team-ml")
+        .Queue("ml-jobs")
+        .PodSet("main", count)
+        .Request("nvidia.com/gpu", gpus)
+        .Request("cpu", "2")
+        .Request("memory", "8Gi")
+        .Build();
+  }
+
+  store::MemoryStore store_;
+  FaultyStore faulty_{store_};
+  FakeClock clock_;
+  std::unique_ptr<Engine> engine_;
+};
+
+const Condition* QuotaReserved(const Workload& wl) {
+  return FindCondition(wl.conditions, kConditionQuotaReserved);
+}
+
+TEST_F(EngineTest, SeedJobIsAdmittedOnGpuFlavorWithNodeLabels) {
+  ApplySeed();
+  ASSERT_OK_AND_ASSIGN(WorkloadView view, engine_->Submit(Job("job-a", 4)));
+  EXPECT_EQ(StateOf(view.workload), WorkloadState::kAdmitted);
+  ASSERT_TRUE(view.workload.admission.has_value());
+  const PodSetAssignment& psa = view.workload.admission->pod_set_assignments[0];
+  EXPECT_EQ(psa.flavors.at("nvidia.com/gpu"), "gpu-a100");
+  EXPECT_EQ(psa.flavors.at("cpu"), "gpu-a100");
+  EXPECT_EQ(psa.resource_usage.at("cpu"), Quantity::FromUnits(8));
+  ASSERT_EQ(view.placements.size(), 1u);
+  EXPECT_EQ(view.placements[0].flavors[0].node_labels.at(
+                "cloud.google.com/gke-accelerator"),
+            "nvidia-tesla-a100");
+  ASSERT_OK_AND_ASSIGN(ObjectView cq, engine_->GetObject(
+                                          {ObjectKind::kClusterQueue, "",
+                                           "ai-training-queue"}));
+  EXPECT_EQ(cq.status->admitted_workloads, 1);
+  EXPECT_EQ(cq.status->flavors_usage[0].name, "gpu-a100");
+  EXPECT_EQ(cq.status->flavors_usage[0].resources[2].name, "nvidia.com/gpu");
+  EXPECT_EQ(cq.status->flavors_usage[0].resources[2].total,
+            Quantity::FromUnits(4));
+}
+
+TEST_F(EngineTest, ClusterQueueWithoutNamespaceSelectorAdmitsNothing) {
+  ApplySeed(/*namespace_selector=*/false);
+  ASSERT_OK_AND_ASSIGN(WorkloadView view, engine_->Submit(Job("job-a", 1)));
+  EXPECT_EQ(StateOf(view.workload), WorkloadState::kPending);
+  EXPECT_EQ(QuotaReserved(view.workload)->reason, "Misconfigured");
+  EXPECT_EQ(QuotaReserved(view.workload)->message,
+            "workload namespace doesn't match ClusterQueue selector");
+  // Fixing the selector admits it.
+  ApplySeed(true);
+  ASSERT_OK_AND_ASSIGN(view, engine_->GetWorkload({"team-ml", "job-a"}));
+  EXPECT_EQ(StateOf(view.workload), WorkloadState::kAdmitted);
+}
+
+TEST_F(EngineTest, ApplyWarnsAboutMissingNamespaceSelector) {
+  ASSERT_OK_AND_ASSIGN(
+      auto results,
+      engine_->Apply({ClusterQueueBuilder("cq")
+                          .NoNamespaceSelector()
+                          .Quota("default", "cpu", "1")
+                          .Build()},
+                     {}));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].action, "created");
+  EXPECT_THAT(results[0].warnings,
+              ::testing::Contains(HasSubstr("namespaceSelector is not set")));
+  EXPECT_THAT(results[0].warnings,
+              ::testing::Contains(HasSubstr("ResourceFlavor(s) default")));
+}
+
+TEST_F(EngineTest, MissingLocalQueueThenCreated) {
+  ASSERT_OK_AND_ASSIGN(WorkloadView view, engine_->Submit(Job("job-a", 1)));
+  EXPECT_EQ(QuotaReserved(view.workload)->reason, "Misconfigured");
+  EXPECT_EQ(QuotaReserved(view.workload)->message,
+            "LocalQueue ml-jobs doesn't exist");
+  ApplySeed();
+  ASSERT_OK_AND_ASSIGN(view, engine_->GetWorkload({"team-ml", "job-a"}));
+  EXPECT_EQ(StateOf(view.workload), WorkloadState::kAdmitted);
+}
+
+TEST_F(EngineTest, FinishReleasesQuotaForTheNextWorkload) {
+  ApplySeed();
+  // 16 GPUs: two 8-GPU jobs fit, the third waits (falls back to
+  // default-cpu? no: default-cpu has no GPU quota).
+  ASSERT_OK(engine_->Submit(Job("a", 8)).status());
+  ASSERT_OK(engine_->Submit(Job("b", 8)).status());
+  ASSERT_OK_AND_ASSIGN(WorkloadView c, engine_->Submit(Job("c", 8)));
+  EXPECT_EQ(StateOf(c.workload), WorkloadState::kPending);
+  EXPECT_EQ(QuotaReserved(c.workload)->reason, "WaitingForQuota");
+  EXPECT_THAT(QuotaReserved(c.workload)->message,
+              HasSubstr("insufficient unused quota for nvidia.com/gpu in "
+                        "flavor gpu-a100, 8 more needed"));
+  EXPECT_EQ(c.position, 0);
+  ASSERT_OK(engine_->Finish({"team-ml", "a"}, true, "").status());
+  ASSERT_OK_AND_ASSIGN(c, engine_->GetWorkload({"team-ml", "c"}));
+  EXPECT_EQ(StateOf(c.workload), WorkloadState::kAdmitted);
+  ASSERT_OK_AND_ASSIGN(WorkloadView a, engine_->GetWorkload({"team-ml", "a"}));
+  EXPECT_EQ(StateOf(a.workload), WorkloadState::kFinished);
+  EXPECT_EQ(FindCondition(a.workload.conditions, "Finished")->reason,
+            "Succeeded");
+}
+
+TEST_F(EngineTest, PriorityOrdersPendingWorkloads) {
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("running", 16)).status());
+  ASSERT_OK(engine_->Submit(Job("low", 16)).status());
+  Workload high = Job("high", 16);
+  high.priority_class_name = "production-training";
+  ASSERT_OK_AND_ASSIGN(WorkloadView h, engine_->Submit(high));
+  EXPECT_EQ(h.workload.priority, 1000);
+  EXPECT_EQ(h.position, 0);
+  ASSERT_OK(engine_->Finish({"team-ml", "running"}, true, "").status());
+  ASSERT_OK_AND_ASSIGN(h, engine_->GetWorkload({"team-ml", "high"}));
+  EXPECT_EQ(StateOf(h.workload), WorkloadState::kAdmitted);
+  ASSERT_OK_AND_ASSIGN(WorkloadView low,
+                       engine_->GetWorkload({"team-ml", "low"}));
+  EXPECT_EQ(StateOf(low.workload), WorkloadState::kPending);
+}
+
+TEST_F(EngineTest, UnknownPriorityClassIsRefused) {
+  ApplySeed();
+  Workload wl = Job("a", 1);
+  wl.priority_class_name = "nope";
+  EXPECT_THAT(engine_->Submit(wl).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kNotFound,
+                                      HasSubstr("WorkloadPriorityClass "
+                                                "\"nope\" not found")));
+}
+
+TEST_F(EngineTest, CancelPendingWorkload) {
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("big", 32)).status());
+  ASSERT_OK_AND_ASSIGN(Workload w, engine_->Cancel({"team-ml", "big"}));
+  EXPECT_EQ(FindCondition(w.conditions, "Finished")->reason, "Cancelled");
+  EXPECT_THAT(engine_->Cancel({"team-ml", "big"}).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(engine_->Cancel({"team-ml", "nope"}).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(auto listed, engine_->ListWorkloads({"team-ml", "", "",
+                                                           true}));
+  ASSERT_EQ(listed.items.size(), 1u);
+  EXPECT_EQ(StateOf(listed.items[0]), WorkloadState::kFinished);
+}
+
+TEST_F(EngineTest, DuplicateSubmitIsAlreadyExists) {
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("a", 1)).status());
+  EXPECT_THAT(engine_->Submit(Job("a", 1)).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kAlreadyExists));
+}
+
+TEST_F(EngineTest, InvalidApplyChangesNothing) {
+  ClusterQueue bad = ClusterQueueBuilder("bad")
+                         .ResourceGroup({"cpu"})
+                         .Flavor("a")
+                         .Quota("cpu", "1")
+                         .ResourceGroup({"memory"})
+                         .Flavor("a")
+                         .Quota("memory", "1")
+                         .Build();
+  absl::Status status =
+      engine_->Apply({ResourceFlavorBuilder("ok").Build(), bad}, {}).status();
+  EXPECT_THAT(status, ::kq::testing::StatusIs(
+                          absl::StatusCode::kInvalidArgument,
+                          HasSubstr("ClusterQueue \"bad\": "
+                                    "spec.resourceGroups[1].flavors[0].name: "
+                                    "flavor \"a\" is already in "
+                                    "resourceGroups[0]")));
+  ASSERT_OK_AND_ASSIGN(auto listed,
+                       engine_->ListObjects(ObjectKind::kResourceFlavor, ""));
+  EXPECT_TRUE(listed.items.empty());
+  EXPECT_EQ(listed.revision, 0);
+}
+
+TEST_F(EngineTest, ReapplyIsUnchangedAndKeepsRevision) {
+  ApplySeed();
+  ASSERT_OK_AND_ASSIGN(ObjectView before,
+                       engine_->GetObject({ObjectKind::kResourceFlavor, "",
+                                           "gpu-a100"}));
+  ASSERT_OK_AND_ASSIGN(auto results,
+                       engine_->Apply({ResourceFlavorBuilder("gpu-a100")
+                                           .NodeLabel(
+                                               "cloud.google.com/"
+                                               "gke-accelerator",
+                                               "nvidia-tesla-a100")
+                                           .Build()},
+                                      {}));
+  EXPECT_EQ(results[0].action, "unchanged");
+  ASSERT_OK_AND_ASSIGN(ObjectView after,
+                       engine_->GetObject({ObjectKind::kResourceFlavor, "",
+                                           "gpu-a100"}));
+  EXPECT_EQ(MetaOf(after.object).revision, MetaOf(before.object).revision);
+}
+
+TEST_F(EngineTest, LocalQueueClusterQueueIsImmutable) {
+  ApplySeed();
+  EXPECT_THAT(
+      engine_->Apply({LocalQueueBuilder("team-ml", "ml-jobs", "other").Build()},
+                     {})
+          .status(),
+      ::kq::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                              HasSubstr("spec.clusterQueue: field is "
+                                        "immutable")));
+}
+
+TEST_F(EngineTest, DeleteFlavorInUseIsRefused) {
+  ApplySeed();
+  EXPECT_THAT(engine_->Delete({ObjectKind::kResourceFlavor, "", "gpu-a100"}),
+              ::kq::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
+                                      HasSubstr("ai-training-queue")));
+  ASSERT_OK(engine_->Submit(Job("a", 1)).status());
+  EXPECT_THAT(
+      engine_->Delete({ObjectKind::kClusterQueue, "", "ai-training-queue"}),
+      ::kq::testing::StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(engine_->Delete({ObjectKind::kCohort, "", "nope"}),
+              ::kq::testing::StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(EngineTest, RestartRestoresWorkloadsAndUsage) {
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("a", 8)).status());
+  ASSERT_OK(engine_->Submit(Job("b", 8)).status());
+  ASSERT_OK(engine_->Submit(Job("c", 8)).status());
+  ASSERT_OK(engine_->Finish({"team-ml", "b"}, true, "").status());
+  engine_->Stop();
+  StartEngine();
+  ASSERT_OK_AND_ASSIGN(auto listed,
+                       engine_->ListWorkloads({"team-ml", "", "", true}));
+  ASSERT_EQ(listed.items.size(), 3u);
+  EXPECT_EQ(StateOf(listed.items[0]), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf(listed.items[1]), WorkloadState::kFinished);
+  EXPECT_EQ(StateOf(listed.items[2]), WorkloadState::kAdmitted);
+  ASSERT_OK_AND_ASSIGN(ObjectView cq,
+                       engine_->GetObject({ObjectKind::kClusterQueue, "",
+                                           "ai-training-queue"}));
+  EXPECT_EQ(cq.status->flavors_reservation[0].resources[2].total,
+            Quantity::FromUnits(16));
+  // Quota is never over-committed after a restart.
+  ASSERT_OK_AND_ASSIGN(WorkloadView d, engine_->Submit(Job("d", 1)));
+  EXPECT_EQ(StateOf(d.workload), WorkloadState::kPending);
+}
+
+TEST_F(EngineTest, FailedCommitIsNotAcknowledgedAndStateRolledBack) {
+  ApplySeed();
+  faulty_.FailCommit(1);
+  EXPECT_THAT(engine_->Submit(Job("a", 8)).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kUnavailable,
+                                      HasSubstr("disk on fire")));
+  EXPECT_THAT(engine_->GetWorkload({"team-ml", "a"}).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kNotFound));
+  // The quota the lost admission took is free again.
+  ASSERT_OK_AND_ASSIGN(WorkloadView b, engine_->Submit(Job("b", 16)));
+  EXPECT_EQ(StateOf(b.workload), WorkloadState::kAdmitted);
+}
+
+TEST_F(EngineTest, EventsCarryRevisions) {
+  int64_t start = engine_->event_log().revision();
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("a", 1)).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<store::Event> events,
+                       engine_->event_log().Read(start, 100, absl::ZeroDuration()));
+  ASSERT_GE(events.size(), 6u);
+  EXPECT_EQ(events.front().revision, start + 1);
+  const store::Event& last = events.back();
+  EXPECT_EQ(last.revision, start + 2);
+  ASSERT_TRUE(std::holds_alternative<Workload>(last.object));
+  // Submitted and admitted in the same batch: one ADDED event, admitted.
+  EXPECT_EQ(last.type, store::Event::Type::kAdded);
+  EXPECT_EQ(StateOf(std::get<Workload>(last.object)), WorkloadState::kAdmitted);
+}
+
+}  // namespace
+}  // namespace kq::engine
