@@ -65,8 +65,8 @@ v1::Workload GpuWorkload(const std::string& name, int count,
   ps->set_name("main");
   ps->set_count(count);
   (*ps->mutable_requests())["nvidia.com/gpu"] = "1";
-  (*ps->mutable_requests())["cpu"] = "8";
-  (*ps->mutable_requests())["memory"] = "32Gi";
+  (*ps->mutable_requests())["cpu"] = "2";
+  (*ps->mutable_requests())["memory"] = "8Gi";
   return wl;
 }
 

@@ -1,0 +1,41 @@
+#pragma once
+
+// The `kq` command line: flags -> one command. main.cc only builds the real
+// Environment; tests build their own around a FakeClient.
+
+#include <functional>
+#include <istream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+#include "kq/client/client.h"
+
+namespace kq::cli {
+
+// The process around a `kq` run. Borrowed pointers; the caller keeps them
+// alive for the duration of RunCli.
+struct Environment {
+  // Returns the client for --server's value. Called at most once, and only
+  // by commands that talk to kqd.
+  std::function<client::Client&(const std::string& server)> connect;
+  // --server's default: $KQ_SERVER, else 127.0.0.1:7070 (main.cc decides).
+  std::string default_server = "127.0.0.1:7070";
+  // Standard streams: input for `apply -f -`, output, errors.
+  std::istream* in = nullptr;
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+  // The time AGE columns are computed against.
+  absl::Time now;
+};
+
+// Parses `args` (args[0] is the program name) and runs the command they
+// name. Returns the exit code: 0 success; 1 server or input error; 2 usage
+// error (unknown command or flag, missing argument, bad value), with
+// CLI11's message on env.err. `--help` prints usage to env.out and returns
+// 0. Never throws.
+int RunCli(const std::vector<std::string>& args, const Environment& env);
+
+}  // namespace kq::cli

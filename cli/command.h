@@ -1,0 +1,42 @@
+#pragma once
+
+// What every `kq` command runs with, and how commands end.
+
+#include <ostream>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+#include "kq/client/client.h"
+
+namespace kq::cli {
+
+// Process exit codes of `kq`.
+inline constexpr int kExitOk = 0;
+// A server error, an unreadable or invalid input file.
+inline constexpr int kExitError = 1;
+// A malformed command line.
+inline constexpr int kExitUsage = 2;
+
+// The world a command sees. Commands never touch std::cout, std::cerr or
+// the clock directly, so tests drive them with a FakeClient, string streams
+// and a fixed time. Borrowed references; the caller keeps them alive.
+struct CommandContext {
+  // kqd, or a test double of it.
+  client::Client& client;
+  // Results (stdout).
+  std::ostream& out;
+  // Errors and warnings (stderr).
+  std::ostream& err;
+  // The time AGE columns are computed against.
+  absl::Time now;
+};
+
+// Prints `kq: <CODE>: <message>` (e.g. "kq: NOT_FOUND: workload \"a\" not
+// found") to `err` and returns kExitError.
+int ReportError(const absl::Status& status, std::ostream& err);
+
+// Prints `error: <message>` to `err` and returns kExitUsage.
+int ReportUsage(const absl::Status& status, std::ostream& err);
+
+}  // namespace kq::cli

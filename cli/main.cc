@@ -1,0 +1,31 @@
+// kq: the command-line client of kqd. Builds the real Environment (stdio,
+// the wall clock, a gRPC client, $KQ_SERVER) and hands over to RunCli.
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "cli/app.h"
+
+#include "kq/client/client.h"
+
+int main(int argc, char** argv) {
+  std::unique_ptr<kq::client::Client> client;
+  kq::cli::Environment env;
+  env.connect = [&client](const std::string& server) -> kq::client::Client& {
+    client = kq::client::NewGrpcClient({.target = server});
+    return *client;
+  };
+  if (const char* server = std::getenv("KQ_SERVER");
+      server != nullptr && *server != '\0') {
+    env.default_server = server;
+  }
+  env.in = &std::cin;
+  env.out = &std::cout;
+  env.err = &std::cerr;
+  env.now = absl::Now();
+  return kq::cli::RunCli(std::vector<std::string>(argv, argv + argc), env);
+}

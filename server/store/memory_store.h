@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include "server/core/objects.h"
+#include "server/store/store.h"
+
+namespace kq::store {
+
+// A Store that keeps everything in memory: a real, complete implementation
+// (nothing survives the process), for tests and for running kq without a
+// database.
+// It behaves exactly as SqliteStore does; StoreConformanceTest runs the same
+// cases against both:
+//
+// - Commit refuses, with FailedPrecondition and without writing anything, a
+//   batch whose revision is not greater than the current one.
+// - Within a batch, upserts apply before deletes, so a key in both lists
+//   ends up deleted.
+// - Events are recorded at the batch's revision (Event::revision is
+//   ignored), in batch order.
+// - At most `event_retention` events are kept; pruning removes whole
+//   revisions, oldest first, so every revision from OldestEventRevision()
+//   on is complete. The newest revision is never pruned, even when it alone
+//   holds more events than the retention.
+// - ReadEvents never splits a revision: when `limit` falls inside one, the
+//   result stops before it, unless it is the first revision of the result,
+//   which is then returned whole (so a reader always makes progress).
+//
+// Thread-compatible, like every Store.
+class MemoryStore final : public Store {
+ public:
+  static constexpr size_t kDefaultEventRetention = 100000;
+
+  explicit MemoryStore(size_t event_retention = kDefaultEventRetention);
+
+  absl::StatusOr<LoadedState> Load() override;
+  absl::Status Commit(const WriteBatch& batch) override;
+  absl::StatusOr<std::optional<Workload>> GetWorkload(
+      const NamespacedName& key) override;
+  absl::StatusOr<std::vector<Workload>> ListFinishedWorkloads(
+      const std::string& namespace_name) override;
+  absl::StatusOr<std::vector<Event>> ReadEvents(int64_t after_revision,
+                                                size_t limit) override;
+  absl::StatusOr<int64_t> OldestEventRevision() override;
+
+ private:
+  void PruneEvents();
+
+  const size_t event_retention_;
+  int64_t revision_ = 0;
+  std::map<ObjectKey, ConfigObject> objects_;
+  // Workloads in every state, by (namespace, name).
+  std::map<NamespacedName, Workload> workloads_;
+  // Ordered by (revision, position in its batch).
+  std::deque<Event> events_;
+};
+
+}  // namespace kq::store

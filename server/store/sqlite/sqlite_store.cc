@@ -1,0 +1,441 @@
+#include "server/store/sqlite/sqlite_store.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "kq/v1/objects.pb.h"
+#include "kq/v1/workload.pb.h"
+
+#include "migrations/migrations.h"
+#include "server/codec/codec.h"
+#include "server/common/status_macros.h"
+#include "server/store/sqlite/migrator.h"
+#include "server/store/sqlite/statements.h"
+
+namespace kq::store {
+
+using sqlite::Query;
+using sqlite::StmtHandle;
+
+struct SqliteStore::Statements {
+  StmtHandle upsert_object;
+  StmtHandle delete_object;
+  StmtHandle select_objects;
+  StmtHandle upsert_workload;
+  StmtHandle delete_workload;
+  StmtHandle select_workload;
+  StmtHandle select_active_workloads;
+  StmtHandle select_finished_workloads;
+  StmtHandle select_finished_workloads_in_namespace;
+  StmtHandle insert_event;
+  StmtHandle select_events_after;
+  StmtHandle select_oldest_event_revision;
+  StmtHandle count_events;
+  StmtHandle select_event_revision_at;
+  StmtHandle delete_events_through;
+  StmtHandle select_revision;
+  StmtHandle update_revision;
+};
+
+namespace {
+
+const char* EventTypeName(Event::Type type) {
+  switch (type) {
+    case Event::Type::kAdded:
+      return "ADDED";
+    case Event::Type::kModified:
+      return "MODIFIED";
+    case Event::Type::kDeleted:
+      return "DELETED";
+  }
+  return "MODIFIED";
+}
+
+bool ParseEventType(const std::string& text, Event::Type* type) {
+  if (text == "ADDED") {
+    *type = Event::Type::kAdded;
+  } else if (text == "MODIFIED") {
+    *type = Event::Type::kModified;
+  } else if (text == "DELETED") {
+    *type = Event::Type::kDeleted;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::string> Serialize(const google::protobuf::Message& proto,
+                                      absl::string_view what) {
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) {
+    return absl::InternalError(absl::StrCat("cannot serialize ", what));
+  }
+  return bytes;
+}
+
+// Decodes a stored object; any failure means the row is corrupt.
+absl::StatusOr<ConfigObject> DecodeObject(const std::string& bytes,
+                                          absl::string_view row) {
+  v1::ConfigObject proto;
+  if (!proto.ParseFromString(bytes)) {
+    return absl::InternalError(
+        absl::StrCat("corrupt row ", row, ": not a kq.v1.ConfigObject"));
+  }
+  absl::StatusOr<ConfigObject> object = codec::FromProto(proto);
+  if (!object.ok()) {
+    return absl::InternalError(
+        absl::StrCat("corrupt row ", row, ": ", object.status().message()));
+  }
+  return object;
+}
+
+absl::StatusOr<Workload> DecodeWorkload(const std::string& bytes,
+                                        absl::string_view row) {
+  v1::Workload proto;
+  if (!proto.ParseFromString(bytes)) {
+    return absl::InternalError(
+        absl::StrCat("corrupt row ", row, ": not a kq.v1.Workload"));
+  }
+  absl::StatusOr<Workload> workload = codec::FromProto(proto);
+  if (!workload.ok()) {
+    return absl::InternalError(
+        absl::StrCat("corrupt row ", row, ": ", workload.status().message()));
+  }
+  return workload;
+}
+
+// Reads the first column of the single row `stmt` returns as an integer,
+// NULL as 0.
+absl::StatusOr<int64_t> ReadInt(sqlite3* db, sqlite3_stmt* stmt,
+                                absl::string_view what) {
+  Query query(db, stmt, what);
+  KQ_ASSIGN_OR_RETURN(bool row, query.Step());
+  if (!row) return absl::InternalError(absl::StrCat(what, ": no row"));
+  return query.ColumnIsNull(0) ? 0 : query.ColumnInt64(0);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
+    const std::string& path, const SqliteOptions& options) {
+  KQ_ASSIGN_OR_RETURN(sqlite::DbHandle db, sqlite::OpenDatabase(path));
+  sqlite3_busy_timeout(db.get(),
+                       static_cast<int>(absl::ToInt64Milliseconds(
+                           std::min(options.busy_timeout, absl::Hours(24)))));
+
+  // journal_mode answers with the mode in force: "wal", or "memory" for an
+  // in-memory database, which has no journal file to switch.
+  {
+    KQ_ASSIGN_OR_RETURN(
+        StmtHandle stmt,
+        sqlite::Prepare(db.get(), sqlite::kPragmaJournalModeWal));
+    Query query(db.get(), stmt.get(), "set journal_mode");
+    KQ_ASSIGN_OR_RETURN(bool row, query.Step());
+    const std::string mode = row ? query.ColumnText(0) : "";
+    if (mode != "wal" && mode != "memory") {
+      return absl::InternalError(
+          absl::StrCat("cannot put \"", path,
+                       "\" in WAL mode (journal_mode is \"", mode, "\")"));
+    }
+  }
+  KQ_RETURN_IF_ERROR(sqlite::Exec(db.get(),
+                                  options.synchronous_full
+                                      ? sqlite::kPragmaSynchronousFull
+                                      : sqlite::kPragmaSynchronousNormal,
+                                  "set synchronous"));
+  KQ_RETURN_IF_ERROR(
+      sqlite::Exec(db.get(), sqlite::kPragmaForeignKeys, "set foreign_keys"));
+  KQ_RETURN_IF_ERROR(sqlite::Migrate(db.get(), migrations::All()));
+
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), options));
+  KQ_RETURN_IF_ERROR(store->Init());
+  return store;
+}
+
+SqliteStore::SqliteStore(sqlite::DbHandle db, const SqliteOptions& options)
+    : db_(std::move(db)),
+      options_(options),
+      statements_(std::make_unique<Statements>()) {}
+
+SqliteStore::~SqliteStore() = default;
+
+absl::Status SqliteStore::Init() {
+  sqlite3* db = db_.get();
+  Statements& s = *statements_;
+  const struct {
+    StmtHandle* stmt;
+    const char* sql;
+  } kPrepared[] = {
+      {&s.upsert_object, sqlite::kUpsertObject},
+      {&s.delete_object, sqlite::kDeleteObject},
+      {&s.select_objects, sqlite::kSelectObjects},
+      {&s.upsert_workload, sqlite::kUpsertWorkload},
+      {&s.delete_workload, sqlite::kDeleteWorkload},
+      {&s.select_workload, sqlite::kSelectWorkload},
+      {&s.select_active_workloads, sqlite::kSelectActiveWorkloads},
+      {&s.select_finished_workloads, sqlite::kSelectFinishedWorkloads},
+      {&s.select_finished_workloads_in_namespace,
+       sqlite::kSelectFinishedWorkloadsInNamespace},
+      {&s.insert_event, sqlite::kInsertEvent},
+      {&s.select_events_after, sqlite::kSelectEventsAfter},
+      {&s.select_oldest_event_revision, sqlite::kSelectOldestEventRevision},
+      {&s.count_events, sqlite::kCountEvents},
+      {&s.select_event_revision_at, sqlite::kSelectEventRevisionAt},
+      {&s.delete_events_through, sqlite::kDeleteEventsThrough},
+      {&s.select_revision, sqlite::kSelectRevision},
+      {&s.update_revision, sqlite::kUpdateRevision},
+  };
+  for (const auto& p : kPrepared) {
+    KQ_ASSIGN_OR_RETURN(*p.stmt, sqlite::Prepare(db, p.sql));
+  }
+  KQ_ASSIGN_OR_RETURN(sqlite::TransactionStatements txn,
+                      sqlite::TransactionStatements::Prepare(db));
+  transaction_statements_.emplace(std::move(txn));
+
+  KQ_ASSIGN_OR_RETURN(revision_,
+                      ReadInt(db, s.select_revision.get(), "read revision"));
+  KQ_ASSIGN_OR_RETURN(event_count_,
+                      ReadInt(db, s.count_events.get(), "count events"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoadedState> SqliteStore::Load() {
+  sqlite3* db = db_.get();
+  LoadedState state;
+  state.revision = revision_;
+  {
+    Query query(db, statements_->select_objects.get(), "read objects");
+    while (true) {
+      KQ_ASSIGN_OR_RETURN(bool row, query.Step());
+      if (!row) break;
+      const std::string kind = query.ColumnText(0);
+      const std::string row_name = absl::StrCat(
+          "objects ", kind, " ", query.ColumnText(1), "/", query.ColumnText(2));
+      KQ_ASSIGN_OR_RETURN(ConfigObject object,
+                          DecodeObject(query.ColumnBlob(3), row_name));
+      if (kind != KindName(KindOf(object))) {
+        return absl::InternalError(absl::StrCat(
+            "corrupt row ", row_name, ": holds a ", KindName(KindOf(object))));
+      }
+      state.objects.push_back(std::move(object));
+    }
+  }
+  // The primary key sorts kinds by name; callers get ObjectKey order, in
+  // which namespaces and flavors come before the queues that use them.
+  std::sort(state.objects.begin(), state.objects.end(),
+            [](const ConfigObject& a, const ConfigObject& b) {
+              return KeyOf(a) < KeyOf(b);
+            });
+  KQ_ASSIGN_OR_RETURN(state.active_workloads,
+                      ReadWorkloads(statements_->select_active_workloads.get(),
+                                    "read active workloads", nullptr));
+  return state;
+}
+
+absl::StatusOr<std::vector<Workload>> SqliteStore::ReadWorkloads(
+    sqlite3_stmt* stmt, const char* what, const std::string* ns) {
+  Query query(db_.get(), stmt, what);
+  if (ns != nullptr) query.Bind(*ns);
+  std::vector<Workload> out;
+  while (true) {
+    KQ_ASSIGN_OR_RETURN(bool row, query.Step());
+    if (!row) break;
+    KQ_ASSIGN_OR_RETURN(
+        Workload workload,
+        DecodeWorkload(query.ColumnBlob(2),
+                       absl::StrCat("workloads ", query.ColumnText(0), "/",
+                                    query.ColumnText(1))));
+    out.push_back(std::move(workload));
+  }
+  return out;
+}
+
+absl::Status SqliteStore::Commit(const WriteBatch& batch) {
+  if (batch.revision <= revision_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("batch revision ", batch.revision,
+                     " is not greater than the store's revision ", revision_));
+  }
+  // Every write below happens inside `txn`; any early return rolls all of
+  // it back, so the batch applies entirely or not at all.
+  KQ_ASSIGN_OR_RETURN(sqlite::Transaction txn,
+                      sqlite::Transaction::Begin(*transaction_statements_));
+  KQ_RETURN_IF_ERROR(WriteRows(batch));
+  const int64_t event_count =
+      event_count_ + static_cast<int64_t>(batch.events.size());
+  KQ_ASSIGN_OR_RETURN(int64_t pruned, PruneEvents(event_count, batch.revision));
+  KQ_RETURN_IF_ERROR(txn.Commit());
+  revision_ = batch.revision;
+  event_count_ = event_count - pruned;
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
+  sqlite3* db = db_.get();
+  Statements& s = *statements_;
+  for (const ConfigObject& object : batch.upserted_objects) {
+    const ObjectMeta& meta = MetaOf(object);
+    KQ_ASSIGN_OR_RETURN(std::string spec,
+                        Serialize(codec::ToProto(object), "object"));
+    Query query(db, s.upsert_object.get(), "write object");
+    query.Bind(KindName(KindOf(object)))
+        .Bind(meta.namespace_name)
+        .Bind(meta.name)
+        .Bind(meta.revision)
+        .BindBlob(spec);
+    KQ_RETURN_IF_ERROR(query.Run());
+  }
+  for (const ObjectKey& key : batch.deleted_objects) {
+    Query query(db, s.delete_object.get(), "delete object");
+    query.Bind(KindName(key.kind)).Bind(key.namespace_name).Bind(key.name);
+    KQ_RETURN_IF_ERROR(query.Run());
+  }
+  for (const Workload& workload : batch.upserted_workloads) {
+    const WorkloadState state = StateOf(workload);
+    KQ_ASSIGN_OR_RETURN(std::string body,
+                        Serialize(codec::ToProto(workload), "workload"));
+    Query query(db, s.upsert_workload.get(), "write workload");
+    query.Bind(workload.meta.namespace_name)
+        .Bind(workload.meta.name)
+        .Bind(workload.meta.uid)
+        .Bind(workload.queue_name)
+        .Bind(int64_t{workload.priority})
+        .Bind(absl::ToUnixMicros(workload.meta.creation_timestamp))
+        .Bind(StateName(state))
+        .Bind(int64_t{state == WorkloadState::kFinished ? 1 : 0})
+        .Bind(workload.meta.revision)
+        .BindBlob(body);
+    KQ_RETURN_IF_ERROR(query.Run());
+  }
+  for (const NamespacedName& key : batch.deleted_workloads) {
+    Query query(db, s.delete_workload.get(), "delete workload");
+    query.Bind(key.first).Bind(key.second);
+    KQ_RETURN_IF_ERROR(query.Run());
+  }
+  for (size_t seq = 0; seq < batch.events.size(); ++seq) {
+    const Event& event = batch.events[seq];
+    const char* kind;
+    const ObjectMeta* meta;
+    std::string body;
+    if (const auto* workload = std::get_if<Workload>(&event.object)) {
+      kind = KindName(ObjectKind::kWorkload);
+      meta = &workload->meta;
+      KQ_ASSIGN_OR_RETURN(body, Serialize(codec::ToProto(*workload), "event"));
+    } else {
+      const ConfigObject& object = std::get<ConfigObject>(event.object);
+      kind = KindName(KindOf(object));
+      meta = &MetaOf(object);
+      KQ_ASSIGN_OR_RETURN(body, Serialize(codec::ToProto(object), "event"));
+    }
+    Query query(db, s.insert_event.get(), "write event");
+    query.Bind(batch.revision)
+        .Bind(static_cast<int64_t>(seq))
+        .Bind(EventTypeName(event.type))
+        .Bind(kind)
+        .Bind(meta->namespace_name)
+        .Bind(meta->name)
+        .BindBlob(body);
+    KQ_RETURN_IF_ERROR(query.Run());
+  }
+  Query query(db, s.update_revision.get(), "write revision");
+  query.Bind(batch.revision);
+  return query.Run();
+}
+
+absl::StatusOr<int64_t> SqliteStore::PruneEvents(int64_t event_count,
+                                                 int64_t newest_revision) {
+  const int64_t retention = static_cast<int64_t>(options_.event_retention);
+  // Only a batch with events can push the log past the retention; the check
+  // on the count alone would prune a newest revision that exceeds it alone.
+  if (event_count <= retention || event_count == event_count_) return 0;
+  // Drop the excess, and with it the rest of the revision the excess ends
+  // in: a half-kept revision would make resuming from before it lose events.
+  // The newest revision is always kept whole.
+  sqlite3* db = db_.get();
+  int64_t cutoff;
+  {
+    Query query(db, statements_->select_event_revision_at.get(),
+                "find prune cutoff");
+    query.Bind(event_count - retention - 1);
+    KQ_ASSIGN_OR_RETURN(bool row, query.Step());
+    if (!row) {
+      return absl::InternalError(absl::StrCat(
+          "events table holds fewer than the ", event_count, " rows counted"));
+    }
+    cutoff = std::min(query.ColumnInt64(0), newest_revision - 1);
+  }
+  Query query(db, statements_->delete_events_through.get(), "prune events");
+  query.Bind(cutoff);
+  KQ_RETURN_IF_ERROR(query.Run());
+  return sqlite3_changes64(db);
+}
+
+absl::StatusOr<std::optional<Workload>> SqliteStore::GetWorkload(
+    const NamespacedName& key) {
+  Query query(db_.get(), statements_->select_workload.get(), "read workload");
+  query.Bind(key.first).Bind(key.second);
+  KQ_ASSIGN_OR_RETURN(bool row, query.Step());
+  if (!row) return std::nullopt;
+  KQ_ASSIGN_OR_RETURN(
+      Workload workload,
+      DecodeWorkload(query.ColumnBlob(2),
+                     absl::StrCat("workloads ", key.first, "/", key.second)));
+  return workload;
+}
+
+absl::StatusOr<std::vector<Workload>> SqliteStore::ListFinishedWorkloads(
+    const std::string& namespace_name) {
+  if (namespace_name.empty()) {
+    return ReadWorkloads(statements_->select_finished_workloads.get(),
+                         "list finished workloads", nullptr);
+  }
+  return ReadWorkloads(
+      statements_->select_finished_workloads_in_namespace.get(),
+      "list finished workloads", &namespace_name);
+}
+
+absl::StatusOr<std::vector<Event>> SqliteStore::ReadEvents(
+    int64_t after_revision, size_t limit) {
+  std::vector<Event> out;
+  if (limit == 0) return out;
+  Query query(db_.get(), statements_->select_events_after.get(), "read events");
+  query.Bind(after_revision);
+  while (true) {
+    KQ_ASSIGN_OR_RETURN(bool row, query.Step());
+    if (!row) break;
+    const int64_t revision = query.ColumnInt64(0);
+    if (out.size() >= limit && revision != out.back().revision) break;
+    if (out.size() >= limit && revision != out.front().revision) {
+      // The limit splits a revision that is not the first: stop before it.
+      while (!out.empty() && out.back().revision == revision) out.pop_back();
+      break;
+    }
+    const std::string row_name =
+        absl::StrCat("events ", revision, " ", query.ColumnText(2), " ",
+                     query.ColumnText(3), "/", query.ColumnText(4));
+    Event event;
+    event.revision = revision;
+    if (!ParseEventType(query.ColumnText(1), &event.type)) {
+      return absl::InternalError(absl::StrCat("corrupt row ", row_name,
+                                              ": unknown event type \"",
+                                              query.ColumnText(1), "\""));
+    }
+    if (query.ColumnText(2) == KindName(ObjectKind::kWorkload)) {
+      KQ_ASSIGN_OR_RETURN(event.object,
+                          DecodeWorkload(query.ColumnBlob(5), row_name));
+    } else {
+      KQ_ASSIGN_OR_RETURN(event.object,
+                          DecodeObject(query.ColumnBlob(5), row_name));
+    }
+    out.push_back(std::move(event));
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> SqliteStore::OldestEventRevision() {
+  return ReadInt(db_.get(), statements_->select_oldest_event_revision.get(),
+                 "read oldest event revision");
+}
+
+}  // namespace kq::store

@@ -1,0 +1,708 @@
+#include "server/codec/codec.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+
+#include "tests/testing/builders.h"
+#include "tests/testing/status_matchers.h"
+
+namespace kq::codec {
+namespace {
+
+using ::kq::testing::AdmissionBuilder;
+using ::kq::testing::AdmissionCheckBuilder;
+using ::kq::testing::ClusterQueueBuilder;
+using ::kq::testing::CohortBuilder;
+using ::kq::testing::IsOkAndHolds;
+using ::kq::testing::LocalQueueBuilder;
+using ::kq::testing::NamespaceBuilder;
+using ::kq::testing::Qty;
+using ::kq::testing::ResourceFlavorBuilder;
+using ::kq::testing::StatusIs;
+using ::kq::testing::WorkloadBuilder;
+using ::kq::testing::WorkloadPriorityClassBuilder;
+using ::testing::HasSubstr;
+
+const absl::Time kCreated =
+    absl::FromUnixSeconds(1'700'000'000) + absl::Microseconds(123456);
+const absl::Time kLater = absl::FromUnixSeconds(1'700'000'100);
+
+// Differences between two messages, for failure output.
+std::string ProtoDiff(const google::protobuf::Message& want,
+                      const google::protobuf::Message& got) {
+  std::string report;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&report);
+  differencer.Compare(want, got);
+  return report;
+}
+
+// Parses a text-format proto; fails the test on a typo.
+template <typename Message>
+Message ParseText(const std::string& text) {
+  Message message;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &message))
+      << text;
+  return message;
+}
+
+// ---------------------------------------------------------------------------
+// Round trips: core -> proto -> (wire) -> core is the identity.
+
+struct ObjectCase {
+  std::string name;
+  ConfigObject object;
+};
+
+class ConfigObjectRoundTripTest : public ::testing::TestWithParam<ObjectCase> {
+};
+
+TEST_P(ConfigObjectRoundTripTest, CoreToProtoToCore) {
+  const ConfigObject& want = GetParam().object;
+  v1::ConfigObject proto = ToProto(want);
+  // Through the wire format too, as the SQLite store does.
+  v1::ConfigObject reparsed;
+  ASSERT_TRUE(reparsed.ParseFromString(proto.SerializeAsString()));
+  absl::StatusOr<ConfigObject> got = FromProto(reparsed);
+  ASSERT_OK(got.status());
+  EXPECT_EQ(KindOf(*got), KindOf(want));
+  EXPECT_TRUE(*got == want) << ProtoDiff(proto, ToProto(*got));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Objects, ConfigObjectRoundTripTest,
+    ::testing::ValuesIn(std::vector<ObjectCase>{
+        {.name = "namespace",
+         .object = NamespaceBuilder("team-a")
+                       .Uid("u-ns")
+                       .Revision(3)
+                       .Created(kCreated)
+                       .Label("team", "a")
+                       .Annotation("owner", "ml")
+                       .Build()},
+        {.name = "namespace_minimal", .object = NamespaceBuilder("b").Build()},
+        {.name = "resource_flavor",
+         .object = ResourceFlavorBuilder("gpu-a100")
+                       .NodeLabel("cloud.google.com/gke-accelerator", "a100")
+                       .NodeLabel("pool", "gpu")
+                       .Taint("nvidia.com/gpu", "present", "NoSchedule")
+                       .Toleration({.key = "spot",
+                                    .op = "Exists",
+                                    .effect = "NoExecute",
+                                    .toleration_seconds = 30})
+                       .Toleration({.key = "k", .op = "Equal", .value = "v"})
+                       .TopologyName("default-topology")
+                       .Revision(7)
+                       .Build()},
+        {.name = "cluster_queue_full",
+         .object = ClusterQueueBuilder("cq")
+                       .Uid("u-cq")
+                       .Created(kCreated)
+                       .Cohort("research")
+                       .QueueingStrategy(QueueingStrategy::kStrictFIFO)
+                       .NamespaceSelector(LabelSelector{
+                           .match_labels = {{"team", "a"}},
+                           .match_expressions = {{.key = "env",
+                                                  .op = "In",
+                                                  .values = {"prod", "dev"}}}})
+                       .ResourceGroup({"cpu", "memory"})
+                       .Flavor("default")
+                       .Quota("cpu", "9")
+                       .BorrowingLimit("1")
+                       .Quota("memory", "36Gi")
+                       .LendingLimit("4Gi")
+                       .Flavor("spot")
+                       .Quota("cpu", "500m")
+                       .Quota("memory", "1500Mi")
+                       .ResourceGroup({"nvidia.com/gpu"})
+                       .Flavor("a100")
+                       .Quota("nvidia.com/gpu", "8")
+                       .BorrowingLimit("0")
+                       .LendingLimit("2")
+                       .WhenCanBorrow(FungibilityPolicy::kTryNextFlavor)
+                       .WhenCanPreempt(FungibilityPolicy::kMayStopSearch)
+                       .FungibilityPreference("PreemptionOverBorrowing")
+                       .ReclaimWithinCohort("Any")
+                       .BorrowWithinCohort("LowerPriority", 100)
+                       .WithinClusterQueue("LowerOrNewerEqualPriority")
+                       .AdmissionCheck("prov", {"a100"})
+                       .AdmissionCheck("other")
+                       .StopPolicy(StopPolicy::kHoldAndDrain)
+                       .FairSharingWeight("2500m")
+                       .Build()},
+        {.name = "cluster_queue_no_namespace_selector",
+         .object = ClusterQueueBuilder("cq")
+                       .NoNamespaceSelector()
+                       .StopPolicy(StopPolicy::kHold)
+                       .Build()},
+        {.name = "cluster_queue_select_all",
+         .object = ClusterQueueBuilder("cq").NamespaceSelectorAll().Build()},
+        {.name = "cohort",
+         .object = CohortBuilder("research")
+                       .Parent("org")
+                       .Quota("default", "cpu", "100")
+                       .Quota("default", "memory", "1Ti")
+                       .LendingLimit("512Gi")
+                       .FairSharingWeight("3")
+                       .Build()},
+        {.name = "local_queue",
+         .object = LocalQueueBuilder("team-a", "lq", "cq")
+                       .StopPolicy(StopPolicy::kHold)
+                       .FairSharingWeight("1")
+                       .Uid("u-lq")
+                       .Build()},
+        {.name = "workload_priority_class",
+         .object = WorkloadPriorityClassBuilder("high", 10000)
+                       .Description("production jobs")
+                       .Build()},
+        {.name = "negative_priority_class",
+         .object = WorkloadPriorityClassBuilder("low", -5).Build()},
+        {.name = "admission_check",
+         .object = AdmissionCheckBuilder("prov")
+                       .ControllerName("kueue.x-k8s.io/provisioning-request")
+                       .Parameters("kueue.x-k8s.io",
+                                   "ProvisioningRequestConfig", "prov-config")
+                       .Build()},
+        {.name = "admission_check_no_parameters",
+         .object = AdmissionCheckBuilder("ac").ControllerName("x").Build()},
+    }),
+    [](const auto& info) { return info.param.name; });
+
+TEST(WorkloadRoundTripTest, FullWorkload) {
+  Workload want =
+      WorkloadBuilder("job-1")
+          .Namespace("team-a")
+          .Uid("u-1")
+          .Revision(42)
+          .Created(kCreated)
+          .Label("kueue.x-k8s.io/queue-name", "lq")
+          .Annotation("note", "x")
+          .Queue("lq")
+          .PriorityClass("high")
+          .Priority(10000)
+          .Active(false)
+          .MaximumExecutionTimeSeconds(3600)
+          .PodSet("driver", 1)
+          .Request("cpu", "500m")
+          .Request("memory", "256Gi")
+          .NodeSelector("pool", "cpu")
+          .PodSet("workers", 8)
+          .MinCount(2)
+          .Request("cpu", "16")
+          .Request("nvidia.com/gpu", "1")
+          .Request("example.com/scratch-storage", "10Gi")
+          .Toleration({.key = "nvidia.com/gpu", .op = "Exists"})
+          .RequiredNodeAffinity("zone", "In", {"a", "b"})
+          .RequiredNodeAffinity("spot", "DoesNotExist", {})
+          .Template(R"({"spec":{"containers":[{"image":"busybox"}]}})")
+          .Admitted(AdmissionBuilder("cq")
+                        .PodSet("driver", 1)
+                        .Assign("cpu", "default", "500m")
+                        .Assign("memory", "default", "256Gi")
+                        .PodSet("workers", 8)
+                        .Assign("cpu", "default", "128")
+                        .Assign("nvidia.com/gpu", "a100", "8")
+                        .Build(),
+                    kLater)
+          .Condition("Requeued", "False", "Backoff", "waiting", kLater)
+          .AdmissionCheck("prov", "Ready", "provisioned", kLater)
+          .AdmissionCheck("other", "Pending")
+          .RequeueCount(3)
+          .RequeueAt(kLater + absl::Nanoseconds(5))
+          .Build();
+
+  v1::Workload proto = ToProto(want);
+  v1::Workload reparsed;
+  ASSERT_TRUE(reparsed.ParseFromString(proto.SerializeAsString()));
+  absl::StatusOr<Workload> got = FromProto(reparsed);
+  ASSERT_OK(got.status());
+  EXPECT_TRUE(*got == want) << ProtoDiff(proto, ToProto(*got));
+}
+
+TEST(WorkloadRoundTripTest, MinimalWorkload) {
+  Workload want = WorkloadBuilder("w").Queue("lq").Request("cpu", "1").Build();
+  absl::StatusOr<Workload> got = FromProto(ToProto(want));
+  ASSERT_OK(got.status());
+  EXPECT_TRUE(*got == want) << ProtoDiff(ToProto(want), ToProto(*got));
+  EXPECT_FALSE(got->admission.has_value());
+  EXPECT_FALSE(got->requeue_count.has_value());
+  EXPECT_FALSE(got->requeue_at.has_value());
+}
+
+// ---------------------------------------------------------------------------
+// Proto -> core details.
+
+TEST(CodecTest, ObjectMetaFieldsMapOneToOne) {
+  auto proto = ParseText<v1::ConfigObject>(R"pb(
+    local_queue {
+      metadata {
+        name: "lq"
+        namespace: "ns"
+        uid: "u"
+        revision: 9
+        creation_timestamp { seconds: 1700000000 nanos: 5000 }
+        labels { key: "a" value: "1" }
+        annotations { key: "b" value: "2" }
+        generate_name: "lq-"
+      }
+      spec { cluster_queue: "cq" }
+    }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(ConfigObject object, FromProto(proto));
+  const ObjectMeta& meta = MetaOf(object);
+  EXPECT_EQ(meta.name, "lq");
+  EXPECT_EQ(meta.namespace_name, "ns");
+  EXPECT_EQ(meta.uid, "u");
+  EXPECT_EQ(meta.revision, 9);
+  EXPECT_EQ(meta.creation_timestamp,
+            absl::FromUnixSeconds(1'700'000'000) + absl::Microseconds(5));
+  EXPECT_EQ(meta.labels, (Labels{{"a", "1"}}));
+  EXPECT_EQ(meta.annotations, (Labels{{"b", "2"}}));
+  EXPECT_EQ(meta.generate_name, "lq-");
+  EXPECT_EQ(std::get<LocalQueue>(object).cluster_queue, "cq");
+  EXPECT_EQ(ToProto(object).local_queue().metadata().generate_name(), "lq-");
+}
+
+TEST(CodecTest, EmptyEnumStringsMeanKueueDefaults) {
+  auto proto = ParseText<v1::ConfigObject>(R"pb(
+    cluster_queue { metadata { name: "cq" } }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(ConfigObject object, FromProto(proto));
+  const ClusterQueue& cq = std::get<ClusterQueue>(object);
+  EXPECT_EQ(cq.queueing_strategy, QueueingStrategy::kBestEffortFIFO);
+  EXPECT_EQ(cq.stop_policy, StopPolicy::kNone);
+  EXPECT_EQ(cq.flavor_fungibility.when_can_borrow,
+            FungibilityPolicy::kMayStopSearch);
+  EXPECT_EQ(cq.flavor_fungibility.when_can_preempt,
+            FungibilityPolicy::kTryNextFlavor);
+  EXPECT_EQ(cq.preemption.reclaim_within_cohort, "Never");
+  EXPECT_EQ(cq.preemption.borrow_within_cohort_policy, "Never");
+  EXPECT_EQ(cq.preemption.within_cluster_queue, "Never");
+  EXPECT_FALSE(cq.namespace_selector.has_value());
+  EXPECT_FALSE(cq.fair_sharing_weight.has_value());
+}
+
+TEST(CodecTest, EnumStringsParse) {
+  auto proto = ParseText<v1::ConfigObject>(R"pb(
+    cluster_queue {
+      metadata { name: "cq" }
+      spec {
+        queueing_strategy: "StrictFIFO"
+        stop_policy: "HoldAndDrain"
+        flavor_fungibility {
+          when_can_borrow: "TryNextFlavor"
+          when_can_preempt: "MayStopSearch"
+        }
+        namespace_selector {}
+      }
+    }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(ConfigObject object, FromProto(proto));
+  const ClusterQueue& cq = std::get<ClusterQueue>(object);
+  EXPECT_EQ(cq.queueing_strategy, QueueingStrategy::kStrictFIFO);
+  EXPECT_EQ(cq.stop_policy, StopPolicy::kHoldAndDrain);
+  EXPECT_EQ(cq.flavor_fungibility.when_can_borrow,
+            FungibilityPolicy::kTryNextFlavor);
+  EXPECT_EQ(cq.flavor_fungibility.when_can_preempt,
+            FungibilityPolicy::kMayStopSearch);
+  // An empty selector is present and selects every namespace.
+  ASSERT_TRUE(cq.namespace_selector.has_value());
+  EXPECT_EQ(*cq.namespace_selector, LabelSelector{});
+}
+
+TEST(CodecTest, EnumsPrintKueueNames) {
+  v1::ConfigObject proto =
+      ToProto(ClusterQueueBuilder("cq")
+                  .QueueingStrategy(QueueingStrategy::kStrictFIFO)
+                  .StopPolicy(StopPolicy::kHold)
+                  .WhenCanBorrow(FungibilityPolicy::kTryNextFlavor)
+                  .Build());
+  const v1::ClusterQueueSpec& spec = proto.cluster_queue().spec();
+  EXPECT_EQ(spec.queueing_strategy(), "StrictFIFO");
+  EXPECT_EQ(spec.stop_policy(), "Hold");
+  EXPECT_EQ(spec.flavor_fungibility().when_can_borrow(), "TryNextFlavor");
+  EXPECT_EQ(spec.flavor_fungibility().when_can_preempt(), "TryNextFlavor");
+
+  v1::ConfigObject lq = ToProto(LocalQueueBuilder("ns", "lq", "cq")
+                                    .StopPolicy(StopPolicy::kHoldAndDrain)
+                                    .Build());
+  EXPECT_EQ(lq.local_queue().spec().stop_policy(), "HoldAndDrain");
+}
+
+TEST(CodecTest, QuantitiesKeepTheirUserWrittenForm) {
+  v1::ConfigObject proto = ToProto(ClusterQueueBuilder("cq")
+                                       .Flavor("default")
+                                       .Quota("cpu", "16")
+                                       .Quota("memory", "256Gi")
+                                       .Quota("nvidia.com/gpu", "8")
+                                       .Quota("ephemeral-storage", "100Gi")
+                                       .Quota("pods", "5k")
+                                       .Quota("example.com/cpu-half", "500m")
+                                       .BorrowingLimit("250m")
+                                       .Build());
+  const v1::FlavorQuotas& flavor =
+      proto.cluster_queue().spec().resource_groups(0).flavors(0);
+  ASSERT_EQ(flavor.resources_size(), 6);
+  EXPECT_EQ(flavor.resources(0).nominal_quota(), "16");
+  EXPECT_EQ(flavor.resources(1).nominal_quota(), "256Gi");
+  EXPECT_EQ(flavor.resources(2).nominal_quota(), "8");
+  EXPECT_EQ(flavor.resources(3).nominal_quota(), "100Gi");
+  EXPECT_EQ(flavor.resources(4).nominal_quota(), "5k");
+  EXPECT_EQ(flavor.resources(5).nominal_quota(), "500m");
+  EXPECT_EQ(flavor.resources(5).borrowing_limit(), "250m");
+  EXPECT_FALSE(flavor.resources(0).has_borrowing_limit());
+  EXPECT_FALSE(flavor.resources(0).has_lending_limit());
+
+  v1::Workload wl = ToProto(WorkloadBuilder("w")
+                                .Request("cpu", "1500m")
+                                .Request("memory", "512Mi")
+                                .Build());
+  EXPECT_EQ(wl.spec().pod_sets(0).requests().at("cpu"), "1500m");
+  EXPECT_EQ(wl.spec().pod_sets(0).requests().at("memory"), "512Mi");
+}
+
+TEST(CodecTest, ActiveAbsentMeansTrue) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    metadata { name: "w" namespace: "ns" }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(Workload wl, FromProto(proto));
+  EXPECT_TRUE(wl.active);
+
+  proto.mutable_spec()->set_active(false);
+  ASSERT_OK_AND_ASSIGN(wl, FromProto(proto));
+  EXPECT_FALSE(wl.active);
+  EXPECT_FALSE(ToProto(wl).spec().active());
+  EXPECT_TRUE(ToProto(wl).spec().has_active());
+}
+
+TEST(CodecTest, AdmissionPresenceFollowsHasAdmission) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    metadata { name: "w" }
+    status {
+      admission {
+        cluster_queue: "cq"
+        pod_set_assignments {
+          name: "main"
+          count: 3
+          flavors { key: "cpu" value: "default" }
+          resource_usage { key: "cpu" value: "3" }
+        }
+      }
+    }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(Workload wl, FromProto(proto));
+  ASSERT_TRUE(wl.admission.has_value());
+  EXPECT_EQ(*wl.admission, AdmissionBuilder("cq")
+                               .PodSet("main", 3)
+                               .Assign("cpu", "default", "3")
+                               .Build());
+
+  proto.mutable_status()->clear_admission();
+  ASSERT_OK_AND_ASSIGN(wl, FromProto(proto));
+  EXPECT_FALSE(wl.admission.has_value());
+  EXPECT_FALSE(ToProto(wl).status().has_admission());
+}
+
+TEST(CodecTest, UnsetTimesStayAbsent) {
+  Workload wl = WorkloadBuilder("w").Condition("Active", "True").Build();
+  v1::Workload proto = ToProto(wl);
+  EXPECT_FALSE(proto.metadata().has_creation_timestamp());
+  EXPECT_FALSE(proto.status().conditions(0).has_last_transition_time());
+  EXPECT_FALSE(proto.status().requeue_state().has_requeue_at());
+}
+
+TEST(CodecTest, TemplateIsKeptAsJson) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    metadata { name: "w" }
+    spec {
+      pod_sets {
+        name: "main"
+        count: 1
+        template {
+          fields {
+            key: "spec"
+            value {
+              struct_value {
+                fields {
+                  key: "restartPolicy"
+                  value { string_value: "Never" }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(Workload wl, FromProto(proto));
+  EXPECT_EQ(wl.pod_sets[0].template_json,
+            R"({"spec":{"restartPolicy":"Never"}})");
+  v1::Workload back = ToProto(wl);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      back.spec().pod_sets(0).template_(),
+      proto.spec().pod_sets(0).template_()))
+      << ProtoDiff(proto.spec().pod_sets(0), back.spec().pod_sets(0));
+}
+
+TEST(CodecTest, TemplateJsonIsCanonical) {
+  v1::Workload proto;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  R"({"zeta": 1, "alpha": {"b": 2.5, "a": [1, "x", null, true]},
+                      "mid": "m", "e": {}, "big": 1e20})",
+                  proto.mutable_spec()->add_pod_sets()->mutable_template_())
+                  .ok());
+  ASSERT_OK_AND_ASSIGN(Workload wl, FromProto(proto));
+  const std::string want =
+      R"({"alpha":{"a":[1,"x",null,true],"b":2.5},"big":1e+20,"e":{},)"
+      R"("mid":"m","zeta":1})";
+  EXPECT_EQ(wl.pod_sets[0].template_json, want);
+  // Stable through further round trips, whatever order protobuf prints.
+  for (int i = 0; i < 5; ++i) {
+    v1::Workload reparsed;
+    ASSERT_TRUE(reparsed.ParseFromString(ToProto(wl).SerializeAsString()));
+    ASSERT_OK_AND_ASSIGN(Workload again, FromProto(reparsed));
+    EXPECT_EQ(again.pod_sets[0].template_json, want);
+  }
+}
+
+TEST(CodecTest, NoTemplateMeansEmptyJson) {
+  ASSERT_OK_AND_ASSIGN(Workload wl,
+                       FromProto(ParseText<v1::Workload>(
+                           R"pb(spec { pod_sets { name: "main" } })pb")));
+  EXPECT_EQ(wl.pod_sets[0].template_json, "");
+  EXPECT_FALSE(ToProto(wl).spec().pod_sets(0).has_template_());
+}
+
+TEST(CodecTest, TimestampsKeepNanosecondsAndPreEpochTimes) {
+  const std::vector<absl::Time> times = {
+      absl::UnixEpoch(),
+      absl::FromUnixSeconds(1'700'000'000) + absl::Nanoseconds(999'999'999),
+      absl::FromUnixSeconds(-1) + absl::Nanoseconds(1),
+      absl::FromUnixSeconds(-86'400 * 365),
+      absl::InfiniteFuture(),
+      absl::InfinitePast(),
+  };
+  for (absl::Time t : times) {
+    SCOPED_TRACE(absl::FormatTime(t));
+    google::protobuf::Timestamp ts = ToProto(t);
+    EXPECT_GE(ts.nanos(), 0);
+    EXPECT_LT(ts.nanos(), 1'000'000'000);
+    EXPECT_EQ(FromProto(ts), t);
+  }
+  google::protobuf::Timestamp ts =
+      ToProto(absl::FromUnixSeconds(-1) + absl::Milliseconds(250));
+  EXPECT_EQ(ts.seconds(), -1);
+  EXPECT_EQ(ts.nanos(), 250'000'000);
+}
+
+TEST(CodecTest, ServerComputedStatusIsIgnored) {
+  auto proto = ParseText<v1::ConfigObject>(R"pb(
+    cluster_queue {
+      metadata { name: "cq" }
+      status { pending_workloads: 5 admitted_workloads: 2 }
+    }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(ConfigObject object, FromProto(proto));
+  EXPECT_FALSE(ToProto(object).cluster_queue().has_status());
+}
+
+// ---------------------------------------------------------------------------
+// Errors.
+
+struct ErrorCase {
+  std::string name;
+  std::string text;  // text-format proto
+  std::string want_message;
+};
+
+class ConfigObjectErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ConfigObjectErrorTest, NamesTheField) {
+  auto proto = ParseText<v1::ConfigObject>(GetParam().text);
+  EXPECT_THAT(FromProto(proto), StatusIs(absl::StatusCode::kInvalidArgument,
+                                         GetParam().want_message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConfigObjectErrorTest,
+    ::testing::ValuesIn(std::vector<ErrorCase>{
+        {.name = "no_kind",
+         .text = "",
+         .want_message = "config object has no kind set"},
+        {.name = "unknown_queueing_strategy",
+         .text = R"pb(cluster_queue { spec { queueing_strategy: "X" } })pb",
+         .want_message = "spec.queueingStrategy: unsupported value \"X\": "
+                         "must be BestEffortFIFO or StrictFIFO"},
+        {.name = "unknown_stop_policy",
+         .text = R"pb(cluster_queue { spec { stop_policy: "Pause" } })pb",
+         .want_message = "spec.stopPolicy: unsupported value \"Pause\": "
+                         "must be None, Hold or HoldAndDrain"},
+        {.name = "unknown_local_queue_stop_policy",
+         .text = R"pb(local_queue { spec { stop_policy: "hold" } })pb",
+         .want_message = "spec.stopPolicy: unsupported value \"hold\": "
+                         "must be None, Hold or HoldAndDrain"},
+        {.name = "unknown_when_can_borrow",
+         .text = R"pb(cluster_queue {
+                        spec {
+                          flavor_fungibility { when_can_borrow: "Borrow" }
+                        }
+                      })pb",
+         .want_message = "spec.flavorFungibility.whenCanBorrow: unsupported "
+                         "value \"Borrow\": must be MayStopSearch or "
+                         "TryNextFlavor"},
+        {.name = "unknown_when_can_preempt",
+         .text = R"pb(cluster_queue {
+                        spec { flavor_fungibility { when_can_preempt: "x" } }
+                      })pb",
+         .want_message = "spec.flavorFungibility.whenCanPreempt: unsupported "
+                         "value \"x\": must be MayStopSearch or "
+                         "TryNextFlavor"},
+        {.name = "malformed_nominal_quota",
+         .text = R"pb(cluster_queue {
+                        spec {
+                          resource_groups {
+                            flavors {
+                              name: "a"
+                              resources { name: "cpu" nominal_quota: "1" }
+                            }
+                            flavors {
+                              name: "b"
+                              resources { name: "cpu" nominal_quota: "abc" }
+                            }
+                          }
+                        }
+                      })pb",
+         .want_message = "spec.resourceGroups[0].flavors[1].resources[0]."
+                         "nominalQuota: quantity \"abc\" is malformed: "
+                         "expected a number"},
+        {.name = "empty_nominal_quota",
+         .text = R"pb(cohort {
+                        spec {
+                          resource_groups {}
+                          resource_groups {
+                            flavors { resources { name: "cpu" } }
+                          }
+                        }
+                      })pb",
+         .want_message = "spec.resourceGroups[1].flavors[0].resources[0]."
+                         "nominalQuota: quantity \"\" is malformed: empty"},
+        {.name = "malformed_borrowing_limit",
+         .text = R"pb(cluster_queue {
+                        spec {
+                          resource_groups {
+                            flavors {
+                              resources {
+                                name: "cpu"
+                                nominal_quota: "1"
+                                borrowing_limit: "1x"
+                              }
+                            }
+                          }
+                        }
+                      })pb",
+         .want_message = "spec.resourceGroups[0].flavors[0].resources[0]."
+                         "borrowingLimit: quantity \"1x\" is malformed: "
+                         "unknown suffix \"x\""},
+        {.name = "malformed_lending_limit",
+         .text = R"pb(cluster_queue {
+                        spec {
+                          resource_groups {
+                            flavors {
+                              resources {
+                                name: "cpu"
+                                nominal_quota: "1"
+                                lending_limit: "x"
+                              }
+                            }
+                          }
+                        }
+                      })pb",
+         .want_message = "spec.resourceGroups[0].flavors[0].resources[0]."
+                         "lendingLimit: quantity \"x\" is malformed: "
+                         "expected a number"},
+        {.name = "malformed_fair_sharing_weight",
+         .text =
+             R"pb(local_queue { spec { fair_sharing { weight: "heavy" } } })pb",
+         .want_message = "spec.fairSharing.weight: quantity \"heavy\" is "
+                         "malformed: expected a number"},
+    }),
+    [](const auto& info) { return info.param.name; });
+
+TEST(WorkloadErrorTest, MalformedRequestNamesPodSetAndResource) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    spec {
+      pod_sets {
+        name: "main"
+        requests { key: "cpu" value: "abc" }
+      }
+    }
+  )pb");
+  EXPECT_THAT(FromProto(proto),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "spec.podSets[0].requests[cpu]: quantity \"abc\" is "
+                       "malformed: expected a number"));
+}
+
+TEST(WorkloadErrorTest, MalformedRequestInSecondPodSet) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    spec {
+      pod_sets {
+        name: "a"
+        requests { key: "cpu" value: "1" }
+      }
+      pod_sets {
+        name: "b"
+        requests { key: "memory" value: "1Qi" }
+      }
+    }
+  )pb");
+  EXPECT_THAT(FromProto(proto),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.podSets[1].requests[memory]: ")));
+}
+
+TEST(WorkloadErrorTest, MalformedResourceUsage) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    status {
+      admission {
+        pod_set_assignments {}
+        pod_set_assignments { resource_usage { key: "cpu" value: "?" } }
+      }
+    }
+  )pb");
+  EXPECT_THAT(
+      FromProto(proto),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("status.admission.podSetAssignments[1]."
+                         "resourceUsage[cpu]: quantity \"?\" is malformed")));
+}
+
+TEST(WorkloadErrorTest, ValidWorkloadParses) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    metadata { name: "w" namespace: "ns" }
+    spec {
+      queue_name: "lq"
+      pod_sets {
+        name: "main"
+        count: 2
+        requests { key: "cpu" value: "2" }
+      }
+    }
+  )pb");
+  EXPECT_THAT(FromProto(proto), IsOkAndHolds(WorkloadBuilder("w")
+                                                 .Namespace("ns")
+                                                 .Queue("lq")
+                                                 .PodSet("main", 2)
+                                                 .Request("cpu", "2")
+                                                 .Build()));
+}
+
+}  // namespace
+}  // namespace kq::codec
