@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+
 #include "server/daemon/daemon.h"
 #include "server/logging/logging.h"
 

@@ -6,6 +6,7 @@
 
 #include "kq/v1/admin_service.pb.h"
 #include "kq/v1/queue_service.pb.h"
+
 #include "server/engine/engine.h"
 
 namespace kq::api {

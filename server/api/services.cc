@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+
 #include "server/api/proto_convert.h"
 #include "server/api/status_convert.h"
 #include "server/codec/codec.h"
@@ -56,9 +57,9 @@ absl::StatusOr<ObjectKey> ParseKey(const std::string& kind_text,
   return ObjectKey{kind, IsNamespaced(kind) ? namespace_name : "", name};
 }
 
-void FillWorkload(const engine::WorkloadView& view, v1::Workload* workload,
-                  google::protobuf::RepeatedPtrField<v1::PodSetPlacement>*
-                      placements) {
+void FillWorkload(
+    const engine::WorkloadView& view, v1::Workload* workload,
+    google::protobuf::RepeatedPtrField<v1::PodSetPlacement>* placements) {
   *workload = codec::ToProto(view.workload);
   FillPlacements(view, placements);
 }
@@ -122,9 +123,10 @@ grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
   for (int i = 0; i < request->workloads_size(); ++i) {
     absl::StatusOr<Workload> wl = codec::FromProto(request->workloads(i));
     if (!wl.ok()) {
-      return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
-          ItemName("workloads", i, "Workload", request->workloads(i).metadata()),
-          ": ", wl.status().message())));
+      return ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat(ItemName("workloads", i, "Workload",
+                                request->workloads(i).metadata()),
+                       ": ", wl.status().message())));
     }
     workloads.push_back(*std::move(wl));
   }
@@ -137,8 +139,7 @@ grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
     if (const auto* wl = std::get_if<Workload>(&r.object)) {
       *out->mutable_workload() = codec::ToProto(*wl);
     } else {
-      *out->mutable_object() =
-          codec::ToProto(std::get<ConfigObject>(r.object));
+      *out->mutable_object() = codec::ToProto(std::get<ConfigObject>(r.object));
     }
     for (const std::string& w : r.warnings) out->add_warnings(w);
   }
@@ -244,12 +245,12 @@ grpc::Status QueueServiceImpl::FinishWorkload(
   return grpc::Status::OK;
 }
 
-grpc::Status QueueServiceImpl::Watch(grpc::ServerContext* context,
-                                     const v1::WatchRequest* request,
-                                     grpc::ServerWriter<v1::WatchEvent>* writer) {
+grpc::Status QueueServiceImpl::Watch(
+    grpc::ServerContext* context, const v1::WatchRequest* request,
+    grpc::ServerWriter<v1::WatchEvent>* writer) {
   engine::EventLog& log = engine_.event_log();
-  int64_t after = request->from_revision() > 0 ? request->from_revision()
-                                                : log.revision();
+  int64_t after =
+      request->has_from_revision() ? request->from_revision() : log.revision();
   while (!context->IsCancelled()) {
     absl::StatusOr<std::vector<store::Event>> events =
         log.Read(after, 1000, absl::Seconds(1));

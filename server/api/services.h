@@ -5,6 +5,7 @@
 
 #include "kq/v1/admin_service.grpc.pb.h"
 #include "kq/v1/queue_service.grpc.pb.h"
+
 #include "server/engine/engine.h"
 
 namespace kq::api {

@@ -247,9 +247,9 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
     }
     if (!missing_flavors.empty()) {
       reasons.push_back("FlavorNotFound");
-      messages.push_back(
-          absl::StrCat("references missing ResourceFlavor(s): [",
-                       absl::StrJoin(missing_flavors, ","), "]"));
+      messages.push_back(absl::StrCat("references missing ResourceFlavor(s): [",
+                                      absl::StrJoin(missing_flavors, ","),
+                                      "]"));
     }
     std::vector<std::string> missing_checks;
     for (const AdmissionCheckStrategyRule& rule : cq->spec.admission_checks) {
@@ -259,9 +259,8 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
     }
     if (!missing_checks.empty()) {
       reasons.push_back("AdmissionCheckNotFound");
-      messages.push_back(
-          absl::StrCat("references missing AdmissionCheck(s): [",
-                       absl::StrJoin(missing_checks, ","), "]"));
+      messages.push_back(absl::StrCat("references missing AdmissionCheck(s): [",
+                                      absl::StrJoin(missing_checks, ","), "]"));
     }
     bool in_cycle = cq->parent != nullptr && cq->parent->has_cycle;
     if (reasons.empty() && !in_cycle) {
@@ -275,8 +274,8 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
     } else {
       cq->active = false;
       cq->active_reason = reasons.front();
-      cq->active_message = absl::StrCat("Can't admit new workloads: ",
-                                        absl::StrJoin(messages, ", "), ".");
+      cq->active_message = absl::StrCat(
+          "Can't admit new workloads: ", absl::StrJoin(messages, ", "), ".");
     }
   }
 }

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
+
 #include "server/core/objects.h"
 
 namespace kq::codec {

@@ -116,9 +116,8 @@ bool SelectorMatches(const LabelSelector& selector, const Labels& labels) {
   for (const LabelSelectorRequirement& req : selector.match_expressions) {
     auto it = labels.find(req.key);
     bool has = it != labels.end();
-    bool in_values =
-        has && std::find(req.values.begin(), req.values.end(), it->second) !=
-                   req.values.end();
+    bool in_values = has && std::find(req.values.begin(), req.values.end(),
+                                      it->second) != req.values.end();
     if (req.op == "In") {
       if (!in_values) return false;
     } else if (req.op == "NotIn") {
@@ -136,9 +135,9 @@ bool SelectorMatches(const LabelSelector& selector, const Labels& labels) {
 
 ObjectKind KindOf(const ConfigObject& object) {
   static constexpr ObjectKind kKinds[] = {
-      ObjectKind::kNamespace,  ObjectKind::kResourceFlavor,
-      ObjectKind::kClusterQueue, ObjectKind::kCohort,
-      ObjectKind::kLocalQueue, ObjectKind::kWorkloadPriorityClass,
+      ObjectKind::kNamespace,     ObjectKind::kResourceFlavor,
+      ObjectKind::kClusterQueue,  ObjectKind::kCohort,
+      ObjectKind::kLocalQueue,    ObjectKind::kWorkloadPriorityClass,
       ObjectKind::kAdmissionCheck};
   return kKinds[object.index()];
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+
 #include "server/core/quantity.h"
 
 namespace kq {
@@ -147,7 +148,8 @@ enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
 struct FlavorFungibility {
   FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
   FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
-  std::string preference;  // "", BorrowingOverPreemption, PreemptionOverBorrowing
+  std::string
+      preference;  // "", BorrowingOverPreemption, PreemptionOverBorrowing
   friend bool operator==(const FlavorFungibility&,
                          const FlavorFungibility&) = default;
 };

@@ -175,7 +175,7 @@ std::string Quantity::ToString(bool binary) const {
   int64_t v = milli_ / 1000;
   if (v == 0) return "0";
   if (binary) {
-    static constexpr const char* kBinary[] = {"", "Ki", "Mi", "Gi",
+    static constexpr const char* kBinary[] = {"",   "Ki", "Mi", "Gi",
                                               "Ti", "Pi", "Ei"};
     int k = 0;
     while (k < 6 && v % 1024 == 0) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "server/common/status_macros.h"
 
 namespace kq {
@@ -46,8 +47,8 @@ absl::Status ValidateResourceName(absl::string_view path,
     return Invalid(path, absl::StrCat("invalid resource name \"", name, "\""));
   }
   for (char c : local) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' &&
-        c != '_' && c != '.') {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
+        c != '.') {
       return Invalid(path,
                      absl::StrCat("invalid resource name \"", name, "\""));
     }
@@ -107,10 +108,10 @@ absl::Status ValidateTolerations(absl::string_view path,
     const Toleration& t = tolerations[i];
     std::string p = absl::StrCat(path, "[", i, "]");
     if (!t.op.empty() && t.op != "Equal" && t.op != "Exists") {
-      return Invalid(p + ".operator", absl::StrCat("unsupported operator \"",
-                                                   t.op,
-                                                   "\": must be Equal or "
-                                                   "Exists"));
+      return Invalid(p + ".operator",
+                     absl::StrCat("unsupported operator \"", t.op,
+                                  "\": must be Equal or "
+                                  "Exists"));
     }
     if (t.op == "Exists" && !t.value.empty()) {
       return Invalid(p + ".value", "must be empty when operator is Exists");
@@ -191,10 +192,9 @@ absl::Status ValidateResourceGroups(const std::vector<ResourceGroup>& groups,
           covered = covered || c == quota.name;
         }
         if (!covered) {
-          return Invalid(rp + ".name",
-                         absl::StrCat("resource \"", quota.name,
-                                      "\" is not in this group's "
-                                      "coveredResources"));
+          return Invalid(rp + ".name", absl::StrCat("resource \"", quota.name,
+                                                    "\" is not in this group's "
+                                                    "coveredResources"));
         }
         KQ_RETURN_IF_ERROR(
             ValidateNonNegative(rp + ".nominalQuota", quota.nominal_quota));
@@ -203,8 +203,8 @@ absl::Status ValidateResourceGroups(const std::vector<ResourceGroup>& groups,
                                                  *quota.borrowing_limit));
         }
         if (quota.lending_limit) {
-          KQ_RETURN_IF_ERROR(ValidateNonNegative(rp + ".lendingLimit",
-                                                 *quota.lending_limit));
+          KQ_RETURN_IF_ERROR(
+              ValidateNonNegative(rp + ".lendingLimit", *quota.lending_limit));
           if (is_cluster_queue && *quota.lending_limit > quota.nominal_quota) {
             return Invalid(rp + ".lendingLimit",
                            "must be less than or equal to nominalQuota");
@@ -251,10 +251,10 @@ absl::Status ValidateClusterQueue(const ClusterQueue& cq) {
   }
   if (p.borrow_within_cohort_policy != "Never" &&
       p.borrow_within_cohort_policy != "LowerPriority") {
-    return Invalid("spec.preemption.borrowWithinCohort.policy",
-                   absl::StrCat("unsupported value \"",
-                                p.borrow_within_cohort_policy,
-                                "\": must be Never or LowerPriority"));
+    return Invalid(
+        "spec.preemption.borrowWithinCohort.policy",
+        absl::StrCat("unsupported value \"", p.borrow_within_cohort_policy,
+                     "\": must be Never or LowerPriority"));
   }
   if (p.borrow_within_cohort_policy != "Never" &&
       p.reclaim_within_cohort == "Never") {
@@ -285,9 +285,9 @@ absl::Status ValidateClusterQueue(const ClusterQueue& cq) {
         absl::StrCat("spec.admissionChecksStrategy.admissionChecks[", i, "]");
     KQ_RETURN_IF_ERROR(ValidateSubdomainName(path + ".name", rule.name));
     if (!checks.insert(rule.name).second) {
-      return Invalid(path + ".name", absl::StrCat("admission check \"",
-                                                  rule.name,
-                                                  "\" is listed twice"));
+      return Invalid(
+          path + ".name",
+          absl::StrCat("admission check \"", rule.name, "\" is listed twice"));
     }
   }
   return ValidateWeight(cq.fair_sharing_weight);
@@ -309,9 +309,9 @@ absl::Status ValidateCohort(const Cohort& cohort) {
       for (size_t f = 0; f < flavors.size(); ++f) {
         for (size_t r = 0; r < flavors[f].resources.size(); ++r) {
           const ResourceQuota& q = flavors[f].resources[r];
-          std::string path = absl::StrCat("spec.resourceGroups[", g,
-                                          "].flavors[", f, "].resources[", r,
-                                          "]");
+          std::string path =
+              absl::StrCat("spec.resourceGroups[", g, "].flavors[", f,
+                           "].resources[", r, "]");
           if (q.borrowing_limit) {
             return Invalid(path + ".borrowingLimit",
                            "must be nil when cohort has no parent");
@@ -338,9 +338,9 @@ absl::Status ValidateSubdomainName(absl::string_view path,
   size_t start = 0;
   while (true) {
     size_t dot = name.find('.', start);
-    absl::string_view part = name.substr(
-        start, dot == absl::string_view::npos ? absl::string_view::npos
-                                              : dot - start);
+    absl::string_view part = name.substr(start, dot == absl::string_view::npos
+                                                    ? absl::string_view::npos
+                                                    : dot - start);
     if (!IsLabel(part)) {
       return Invalid(
           path,

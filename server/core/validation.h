@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+
 #include "server/core/objects.h"
 
 namespace kq {

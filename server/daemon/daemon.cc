@@ -11,12 +11,13 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "spdlog/spdlog.h"
+
 #include "server/api/services.h"
 #include "server/common/clock.h"
 #include "server/common/status_macros.h"
 #include "server/engine/engine.h"
 #include "server/store/sqlite/sqlite_store.h"
-#include "spdlog/spdlog.h"
 
 namespace kq::daemon {
 

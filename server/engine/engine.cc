@@ -7,10 +7,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
+#include "spdlog/spdlog.h"
+
 #include "server/common/status_macros.h"
 #include "server/core/validation.h"
 #include "server/scheduler/scheduler.h"
-#include "spdlog/spdlog.h"
 
 namespace kq::engine {
 namespace {
@@ -55,7 +56,8 @@ bool SameSpec(ConfigObject a, ConfigObject b) {
 // Sets QuotaReserved=False with a reason; returns whether anything changed.
 bool SetPendingCondition(Workload& wl, const std::string& reason,
                          const std::string& message, absl::Time now) {
-  const Condition* current = FindCondition(wl.conditions, kConditionQuotaReserved);
+  const Condition* current =
+      FindCondition(wl.conditions, kConditionQuotaReserved);
   if (current != nullptr && current->status == "False" &&
       current->reason == reason && current->message == message) {
     return false;
@@ -122,9 +124,9 @@ absl::StatusOr<T> Engine::Call(std::function<absl::StatusOr<T>()> fn) {
 absl::Status Engine::Start() {
   KQ_RETURN_IF_ERROR(Load());
   KQ_ASSIGN_OR_RETURN(int64_t oldest, store_.OldestEventRevision());
-  KQ_ASSIGN_OR_RETURN(
-      std::vector<store::Event> events,
-      store_.ReadEvents(oldest > 0 ? oldest - 1 : 0, options_.event_log_capacity));
+  KQ_ASSIGN_OR_RETURN(std::vector<store::Event> events,
+                      store_.ReadEvents(oldest > 0 ? oldest - 1 : 0,
+                                        options_.event_log_capacity));
   event_log_.Reset(revision_, std::move(events));
   // Converge before serving: a crash may have left admissible work.
   std::deque<Command> none;
@@ -391,10 +393,10 @@ void Engine::EnqueueOrBlock(Workload& wl) {
   if (!wl.active) return;
   // Kueue's getQueueBlocker, in its order.
   std::string reason, message;
-  auto lq = local_queues_.find(key.first == wl.meta.namespace_name
-                                   ? NamespacedName{wl.meta.namespace_name,
-                                                    wl.queue_name}
-                                   : NamespacedName{});
+  auto lq = local_queues_.find(
+      key.first == wl.meta.namespace_name
+          ? NamespacedName{wl.meta.namespace_name, wl.queue_name}
+          : NamespacedName{});
   if (lq == local_queues_.end()) {
     reason = kReasonMisconfigured;
     message = absl::StrCat("LocalQueue ", wl.queue_name, " doesn't exist");
@@ -459,8 +461,8 @@ void Engine::RunPasses(absl::Time now) {
       } else if (entry.status == scheduler::EntryResult::Status::kSkipped) {
         reason = queue::Manager::RequeueReason::kFailedAfterNomination;
       }
-      progress |= queues_.Requeue(entry.cluster_queue, queue::KeyFor(wl),
-                                  reason);
+      progress |=
+          queues_.Requeue(entry.cluster_queue, queue::KeyFor(wl), reason);
     }
     if (!progress) break;
     if (clock_.TimeNow() > deadline) {
@@ -481,10 +483,10 @@ void Engine::ReserveQuota(Workload& wl, Admission admission, absl::Time now) {
   }
   wl.admission = std::move(admission);
   // Kueue's SetQuotaReservation.
-  SetCondition(&wl.conditions,
-               Condition{kConditionQuotaReserved, "True", "QuotaReserved",
-                         absl::StrCat("Quota reserved in ClusterQueue ", cq_name),
-                         now});
+  SetCondition(
+      &wl.conditions,
+      Condition{kConditionQuotaReserved, "True", "QuotaReserved",
+                absl::StrCat("Quota reserved in ClusterQueue ", cq_name), now});
   ResetActiveCondition(wl, kConditionEvicted, "QuotaReserved", now);
   ResetActiveCondition(wl, "Preempted", "QuotaReserved", now);
   // The checks that apply to the assigned flavors start Pending.
@@ -500,8 +502,8 @@ void Engine::ReserveQuota(Workload& wl, Admission admission, absl::Time now) {
       present = present || s.name == rule.name;
     }
     if (!present) {
-      wl.admission_checks.push_back(AdmissionCheckState{rule.name, "Pending",
-                                                        now, ""});
+      wl.admission_checks.push_back(
+          AdmissionCheckState{rule.name, "Pending", now, ""});
     }
   }
   // Kueue's SyncAdmittedCondition.
@@ -519,10 +521,10 @@ void Engine::ReserveQuota(Workload& wl, Admission admission, absl::Time now) {
           SaturatingAdd(snapshot->admitted_usage[fr], v);
     }
   } else {
-    SetCondition(&wl.conditions,
-                 Condition{kConditionAdmitted, "False",
-                           "UnsatisfiedAdmissionChecks",
-                           "The workload has not all checks ready", now});
+    SetCondition(
+        &wl.conditions,
+        Condition{kConditionAdmitted, "False", "UnsatisfiedAdmissionChecks",
+                  "The workload has not all checks ready", now});
   }
   MarkWorkload(KeyOf(wl), EventType::kModified);
 }
@@ -543,7 +545,8 @@ void Engine::ReleaseQuota(const Workload& wl) {
 }
 
 void Engine::QueueInadmissibleInTree(const std::string& cluster_queue) {
-  const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(cluster_queue);
+  const cache::ClusterQueueSnapshot* cq =
+      cache_.FindClusterQueue(cluster_queue);
   std::vector<std::string> names;
   if (cq == nullptr || cq->parent == nullptr) {
     names.push_back(cluster_queue);
@@ -568,10 +571,9 @@ void Engine::QueueInadmissibleInTree(const std::string& cluster_queue) {
 std::string Engine::NewUid() {
   uint64_t hi = absl::Uniform<uint64_t>(random_);
   uint64_t lo = absl::Uniform<uint64_t>(random_);
-  return absl::StrFormat("%08x-%04x-4%03x-%04x-%012x", hi >> 32,
-                         (hi >> 16) & 0xffff, hi & 0xfff,
-                         ((lo >> 48) & 0x3fff) | 0x8000,
-                         lo & 0xffffffffffffULL);
+  return absl::StrFormat(
+      "%08x-%04x-4%03x-%04x-%012x", hi >> 32, (hi >> 16) & 0xffff, hi & 0xfff,
+      ((lo >> 48) & 0x3fff) | 0x8000, lo & 0xffffffffffffULL);
 }
 
 std::string Engine::GenerateName(const std::string& prefix) {
@@ -579,8 +581,8 @@ std::string Engine::GenerateName(const std::string& prefix) {
   static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
   std::string name = prefix;
   for (int i = 0; i < 5; ++i) {
-    name.push_back(kAlphabet[absl::Uniform<size_t>(random_, 0,
-                                                   sizeof(kAlphabet) - 1)]);
+    name.push_back(
+        kAlphabet[absl::Uniform<size_t>(random_, 0, sizeof(kAlphabet) - 1)]);
   }
   return name;
 }
@@ -624,10 +626,10 @@ absl::StatusOr<ApplyResult> Engine::DoSubmit(Workload wl, bool from_apply) {
       return absl::AlreadyExistsError(
           absl::StrCat(Describe(key), " already exists"));
     }
-    return ApplyResult{"unchanged",
-                       existing != workloads_.end() ? existing->second
-                                                    : *stored,
-                       {}};
+    return ApplyResult{
+        "unchanged",
+        existing != workloads_.end() ? existing->second : *stored,
+        {}};
   }
   wl.meta.uid = NewUid();
   wl.meta.creation_timestamp = batch_now_;
@@ -648,9 +650,9 @@ absl::StatusOr<ApplyResult> Engine::DoSubmit(Workload wl, bool from_apply) {
 // Validates a workload as submitted, naming it in the error.
 static absl::Status PrepareWorkload(const Workload& wl) {
   if (wl.meta.name.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Workload in namespace \"", wl.meta.namespace_name,
-        "\": metadata.name: name or generateName is required"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Workload in namespace \"", wl.meta.namespace_name,
+                     "\": metadata.name: name or generateName is required"));
   }
   absl::Status valid = ValidateWorkload(wl);
   if (!valid.ok()) return About(Describe(KeyOf(wl)), valid);
@@ -757,11 +759,11 @@ absl::StatusOr<std::vector<ApplyResult>> Engine::DoApply(
         }
       }
       if (!missing.empty()) {
-        result.warnings.push_back(absl::StrCat(
-            "ClusterQueue \"", cq->meta.name,
-            "\": ResourceFlavor(s) ", absl::StrJoin(missing, ", "),
-            " do not exist yet; the ClusterQueue is inactive "
-            "(FlavorNotFound) until they do"));
+        result.warnings.push_back(
+            absl::StrCat("ClusterQueue \"", cq->meta.name,
+                         "\": ResourceFlavor(s) ", absl::StrJoin(missing, ", "),
+                         " do not exist yet; the ClusterQueue is inactive "
+                         "(FlavorNotFound) until they do"));
       }
       std::vector<std::string> missing_checks;
       for (const AdmissionCheckStrategyRule& r : cq->admission_checks) {
@@ -859,7 +861,8 @@ absl::StatusOr<Workload> Engine::DoFinish(const NamespacedName& key,
                                           const std::string& message) {
   auto it = workloads_.find(key);
   if (it == workloads_.end()) {
-    KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored, store_.GetWorkload(key));
+    KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored,
+                        store_.GetWorkload(key));
     if (stored.has_value()) {
       return absl::FailedPreconditionError(
           absl::StrCat(Describe(key), " already finished"));
@@ -899,8 +902,8 @@ absl::Status Engine::Delete(const ObjectKey& key) {
 
 absl::StatusOr<WorkloadView> Engine::Submit(Workload workload) {
   absl::StatusOr<NamespacedName> key = Call<NamespacedName>(
-      [this, workload = std::move(workload)]() mutable
-      -> absl::StatusOr<NamespacedName> {
+      [this, workload = std::move(
+                 workload)]() mutable -> absl::StatusOr<NamespacedName> {
         NameIfGenerated(workload);
         KQ_RETURN_IF_ERROR(PrepareWorkload(workload));
         KQ_RETURN_IF_ERROR(CheckPriorityClass(workload, {}));
@@ -918,7 +921,8 @@ absl::StatusOr<WorkloadView> Engine::GetWorkload(const NamespacedName& key) {
     if (it != workloads_.end()) return ViewOf(it->second);
     auto finished = finished_workloads_.find(key);
     if (finished != finished_workloads_.end()) return ViewOf(finished->second);
-    KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored, store_.GetWorkload(key));
+    KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored,
+                        store_.GetWorkload(key));
     if (!stored.has_value()) {
       return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
     }
@@ -928,40 +932,40 @@ absl::StatusOr<WorkloadView> Engine::GetWorkload(const NamespacedName& key) {
 
 absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
     const WorkloadFilter& filter) {
-  return Call<Listed<Workload>>(
-      [this, filter]() -> absl::StatusOr<Listed<Workload>> {
-        Listed<Workload> listed;
-        auto keep = [&](const Workload& wl) {
-          if (!filter.namespace_name.empty() &&
-              wl.meta.namespace_name != filter.namespace_name) {
-            return false;
-          }
-          if (!filter.queue_name.empty() && wl.queue_name != filter.queue_name) {
-            return false;
-          }
-          if (!filter.cluster_queue.empty() &&
-              ClusterQueueForWorkload(wl) != filter.cluster_queue) {
-            return false;
-          }
-          return true;
-        };
-        for (const auto& [key, wl] : workloads_) {
-          if (keep(wl)) listed.items.push_back(wl);
-        }
-        if (filter.include_finished) {
-          KQ_ASSIGN_OR_RETURN(std::vector<Workload> finished,
-                              store_.ListFinishedWorkloads(filter.namespace_name));
-          for (Workload& wl : finished) {
-            if (keep(wl)) listed.items.push_back(std::move(wl));
-          }
-          std::sort(listed.items.begin(), listed.items.end(),
-                    [](const Workload& a, const Workload& b) {
-                      return KeyOf(a) < KeyOf(b);
-                    });
-        }
-        listed.revision = revision_;
-        return listed;
-      });
+  return Call<Listed<Workload>>([this,
+                                 filter]() -> absl::StatusOr<Listed<Workload>> {
+    Listed<Workload> listed;
+    auto keep = [&](const Workload& wl) {
+      if (!filter.namespace_name.empty() &&
+          wl.meta.namespace_name != filter.namespace_name) {
+        return false;
+      }
+      if (!filter.queue_name.empty() && wl.queue_name != filter.queue_name) {
+        return false;
+      }
+      if (!filter.cluster_queue.empty() &&
+          ClusterQueueForWorkload(wl) != filter.cluster_queue) {
+        return false;
+      }
+      return true;
+    };
+    for (const auto& [key, wl] : workloads_) {
+      if (keep(wl)) listed.items.push_back(wl);
+    }
+    if (filter.include_finished) {
+      KQ_ASSIGN_OR_RETURN(std::vector<Workload> finished,
+                          store_.ListFinishedWorkloads(filter.namespace_name));
+      for (Workload& wl : finished) {
+        if (keep(wl)) listed.items.push_back(std::move(wl));
+      }
+      std::sort(listed.items.begin(), listed.items.end(),
+                [](const Workload& a, const Workload& b) {
+                  return KeyOf(a) < KeyOf(b);
+                });
+    }
+    listed.revision = revision_;
+    return listed;
+  });
 }
 
 absl::StatusOr<Workload> Engine::Cancel(const NamespacedName& key) {
@@ -1084,9 +1088,9 @@ std::vector<FlavorUsage> UsageByFlavor(
           int64_t nominal = q == node->quotas.end() ? 0 : q->second.nominal;
           borrowed = std::max<int64_t>(0, SaturatingSub(total, nominal));
         }
-        fu.resources.push_back(ResourceUsage{
-            resource, QuantityFromAmount(resource, total),
-            QuantityFromAmount(resource, borrowed)});
+        fu.resources.push_back(
+            ResourceUsage{resource, QuantityFromAmount(resource, total),
+                          QuantityFromAmount(resource, borrowed)});
       }
       out.push_back(std::move(fu));
     }
@@ -1101,16 +1105,14 @@ QueueStatus Engine::ClusterQueueStatusOf(const std::string& name) const {
   const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(name);
   const ClusterQueue& spec = cluster_queues_.at(name);
   if (cq != nullptr) {
-    status.conditions.push_back(Condition{kConditionActive,
-                                          cq->active ? "True" : "False",
-                                          cq->active_reason, cq->active_message,
-                                          spec.meta.creation_timestamp});
+    status.conditions.push_back(Condition{
+        kConditionActive, cq->active ? "True" : "False", cq->active_reason,
+        cq->active_message, spec.meta.creation_timestamp});
     bool in_cohort = cq->parent != nullptr;
     status.flavors_reservation = UsageByFlavor(
         spec.resource_groups, cq->node.usage, &cq->node, in_cohort);
-    status.flavors_usage = UsageByFlavor(spec.resource_groups,
-                                         cq->admitted_usage, &cq->node,
-                                         in_cohort);
+    status.flavors_usage = UsageByFlavor(
+        spec.resource_groups, cq->admitted_usage, &cq->node, in_cohort);
   }
   status.pending_workloads = queues_.PendingCount(name);
   for (const auto& [key, wl] : workloads_) {

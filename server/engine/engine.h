@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "server/cache/cache.h"
 #include "server/common/clock.h"
 #include "server/core/objects.h"

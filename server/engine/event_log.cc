@@ -42,8 +42,8 @@ absl::StatusOr<std::vector<store::Event>> EventLog::Read(
   if (after_revision < floor_) {
     return absl::OutOfRangeError(absl::StrCat(
         "revision ", after_revision,
-        " is older than the retained event log (oldest retained: ",
-        floor_ + 1, "); list again and watch from the list's revision"));
+        " is older than the retained event log (oldest retained: ", floor_ + 1,
+        "); list again and watch from the list's revision"));
   }
   std::vector<store::Event> out;
   // Events are in revision order; skip to the first after after_revision.

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "server/store/store.h"
 
 namespace kq::engine {

@@ -18,10 +18,12 @@ absl::Status Init(const std::string& level) {
     auto logger = spdlog::stderr_color_mt("kq");
     spdlog::set_default_logger(logger);
   } catch (const spdlog::spdlog_ex& e) {
-    return absl::InternalError(absl::StrCat("logging setup failed: ", e.what()));
+    return absl::InternalError(
+        absl::StrCat("logging setup failed: ", e.what()));
   }
   spdlog::set_level(parsed);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v",
+                      spdlog::pattern_time_type::utc);
   return absl::OkStatus();
 }
 

@@ -11,7 +11,8 @@ bool operator<(const QueueKey& a, const QueueKey& b) {
 }
 
 QueueKey KeyFor(const Workload& workload) {
-  return QueueKey{workload.priority, workload.meta.creation_timestamp,
+  return QueueKey{workload.priority,
+                  workload.meta.creation_timestamp,
                   workload.meta.uid,
                   {workload.meta.namespace_name, workload.meta.name}};
 }
@@ -53,10 +54,9 @@ void Manager::Remove(const NamespacedName& workload) {
 bool Manager::Requeue(const std::string& cluster_queue, const QueueKey& key,
                       RequeueReason reason) {
   Pending& pending = queues_[cluster_queue];
-  bool immediate =
-      pending.strategy == QueueingStrategy::kStrictFIFO
-          ? reason != RequeueReason::kNamespaceMismatch
-          : reason == RequeueReason::kFailedAfterNomination;
+  bool immediate = pending.strategy == QueueingStrategy::kStrictFIFO
+                       ? reason != RequeueReason::kNamespaceMismatch
+                       : reason == RequeueReason::kFailedAfterNomination;
   Remove(key.workload);
   (immediate ? pending.active : pending.inadmissible).insert(key);
   where_[key.workload] = Location{cluster_queue, key, !immediate};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+
 #include "server/core/objects.h"
 
 namespace kq::queue {

@@ -134,9 +134,8 @@ std::string Assignment::Message() const {
     if (ps.fits) continue;
     std::vector<std::string> reasons = ps.reasons;
     std::sort(reasons.begin(), reasons.end());
-    parts.push_back(absl::StrCat("couldn't assign flavors to pod set ",
-                                 ps.name, ": ",
-                                 absl::StrJoin(reasons, ", ")));
+    parts.push_back(absl::StrCat("couldn't assign flavors to pod set ", ps.name,
+                                 ": ", absl::StrJoin(reasons, ", ")));
   }
   return absl::StrJoin(parts, "; ");
 }
@@ -158,9 +157,9 @@ Admission Assignment::ToAdmission(const std::string& cluster_queue) const {
   return admission;
 }
 
-Assignment AssignFlavors(
-    const Workload& workload, const cache::ClusterQueueSnapshot& cq,
-    const std::map<std::string, ResourceFlavor>& flavors) {
+Assignment AssignFlavors(const Workload& workload,
+                         const cache::ClusterQueueSnapshot& cq,
+                         const std::map<std::string, ResourceFlavor>& flavors) {
   Assignment assignment;
   assignment.mode = AssignmentMode::kFit;
   const ClusterQueue& spec = cq.spec;
@@ -189,8 +188,8 @@ Assignment AssignFlavors(
       int group = GroupOf(spec, resource);
       if (group < 0) {
         if (total.IsZero()) continue;
-        result.reasons.push_back(
-            absl::StrCat("resource ", resource, " unavailable in ClusterQueue"));
+        result.reasons.push_back(absl::StrCat("resource ", resource,
+                                              " unavailable in ClusterQueue"));
         unavailable = true;
         continue;
       }
@@ -215,14 +214,15 @@ Assignment AssignFlavors(
         Attempt attempt{fq.name};
         auto flavor = flavors.find(fq.name);
         if (flavor == flavors.end()) {
-          result.reasons.push_back(absl::StrCat("flavor ", fq.name,
-                                                " not found"));
+          result.reasons.push_back(
+              absl::StrCat("flavor ", fq.name, " not found"));
           attempt.no_fit_reason = kNoMatchingFlavor;
           attempts.push_back(attempt);
           continue;
         }
         std::vector<Toleration> tolerations = ps.tolerations;
-        tolerations.insert(tolerations.end(), flavor->second.tolerations.begin(),
+        tolerations.insert(tolerations.end(),
+                           flavor->second.tolerations.begin(),
                            flavor->second.tolerations.end());
         const Taint* untolerated = nullptr;
         if (!ToleratesTaints(flavor->second.node_taints, tolerations,
@@ -235,8 +235,8 @@ Assignment AssignFlavors(
           continue;
         }
         if (!MatchesNodeAffinity(ps, flavor->second)) {
-          result.reasons.push_back(absl::StrCat(
-              "flavor ", fq.name, " doesn't match node affinity"));
+          result.reasons.push_back(
+              absl::StrCat("flavor ", fq.name, " doesn't match node affinity"));
           attempt.no_fit_reason = kNoMatchingFlavor;
           attempts.push_back(attempt);
           continue;
@@ -256,10 +256,9 @@ Assignment AssignFlavors(
                 "insufficient quota for ", resource, " in flavor ", fq.name,
                 ", previously considered podsets requests (",
                 FormatAmount(resource, assumed_usage),
-                ") + current podset request (",
-                FormatAmount(resource, request),
-                ") > maximum capacity (",
-                FormatAmount(resource, max_capacity), ")"));
+                ") + current podset request (", FormatAmount(resource, request),
+                ") > maximum capacity (", FormatAmount(resource, max_capacity),
+                ")"));
             all_fit = false;
             flavor_reason = MostSevere(flavor_reason, kExceedsMaxQuota);
             continue;

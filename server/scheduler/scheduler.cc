@@ -49,13 +49,14 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
   //    the others against the cache as it is at the start of the pass.
   for (const Head& head : heads) {
     const Workload& wl = *head.workload;
-    cache::ClusterQueueSnapshot* cq = cache.FindClusterQueue(head.cluster_queue);
+    cache::ClusterQueueSnapshot* cq =
+        cache.FindClusterQueue(head.cluster_queue);
     EntryResult rejected{head.workload, head.cluster_queue,
                          EntryResult::Status::kInadmissible};
     bool failed_checks = false;
     for (const AdmissionCheckState& check : wl.admission_checks) {
-      failed_checks = failed_checks || check.state == "Retry" ||
-                      check.state == "Rejected";
+      failed_checks =
+          failed_checks || check.state == "Retry" || check.state == "Rejected";
     }
     if (failed_checks) {
       rejected.reason = "PendingEvaluation";
@@ -88,17 +89,16 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
 
   // 2. Order (Kueue's classical iterator): not borrowing first, then higher
   //    priority, then earlier creation; UID and key make the order total.
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) {
-              const Workload& x = *a.head->workload;
-              const Workload& y = *b.head->workload;
-              return std::make_tuple(a.borrows, -int64_t{x.priority},
-                                     x.meta.creation_timestamp, x.meta.uid,
-                                     x.meta.namespace_name, x.meta.name) <
-                     std::make_tuple(b.borrows, -int64_t{y.priority},
-                                     y.meta.creation_timestamp, y.meta.uid,
-                                     y.meta.namespace_name, y.meta.name);
-            });
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    const Workload& x = *a.head->workload;
+    const Workload& y = *b.head->workload;
+    return std::make_tuple(a.borrows, -int64_t{x.priority},
+                           x.meta.creation_timestamp, x.meta.uid,
+                           x.meta.namespace_name, x.meta.name) <
+           std::make_tuple(b.borrows, -int64_t{y.priority},
+                           y.meta.creation_timestamp, y.meta.uid,
+                           y.meta.namespace_name, y.meta.name);
+  });
 
   // 3. Process: admit each entry that still fits now that earlier entries
   //    of this pass hold their quota.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+
 #include "server/cache/cache.h"
 #include "server/core/objects.h"
 #include "server/scheduler/flavor_assigner.h"

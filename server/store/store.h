@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "server/core/objects.h"
 
 namespace kq::store {

@@ -78,8 +78,8 @@ std::string KqdProcess::target() const {
 }
 
 std::unique_ptr<client::Client> KqdProcess::NewClient() const {
-  return client::NewGrpcClient({.target = target(),
-                                .deadline = absl::Seconds(10)});
+  return client::NewGrpcClient(
+      {.target = target(), .deadline = absl::Seconds(10)});
 }
 
 }  // namespace kq::testing

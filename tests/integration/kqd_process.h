@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+
 #include "kq/client/client.h"
 
 namespace kq::testing {

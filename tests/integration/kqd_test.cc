@@ -13,6 +13,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
 #include "client-lib/manifest/manifest.h"
 #include "tests/integration/kqd_process.h"
 

@@ -2,6 +2,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "server/common/clock.h"
 
 namespace kq::testing {

@@ -1,6 +1,7 @@
 #include "server/cache/cache.h"
 
 #include "gtest/gtest.h"
+
 #include "tests/testing/builders.h"
 
 namespace kq::cache {
@@ -17,8 +18,10 @@ const FlavorResource kRedCpu{"red", "cpu"};
 // borrowing limit and a lending limit.
 TEST(CacheTest, LendingAndBorrowingLimitsRespected) {
   std::map<std::string, ClusterQueue> cqs{
-      {"cq1", ClusterQueueBuilder("cq1").Cohort("cohort").Quota(
-                  "red", "cpu", "10").Build()},
+      {"cq1", ClusterQueueBuilder("cq1")
+                  .Cohort("cohort")
+                  .Quota("red", "cpu", "10")
+                  .Build()},
       {"cq2", ClusterQueueBuilder("cq2")
                   .Cohort("cohort")
                   .Quota("red", "cpu", "10")
@@ -44,20 +47,20 @@ TEST(CacheTest, LendingAndBorrowingLimitsRespected) {
   EXPECT_EQ(cache.FindClusterQueue("cq1")->Available(kRedCpu), 4'000);
   EXPECT_EQ(cache.FindClusterQueue("cq2")->Available(kRedCpu), 2'000);
   EXPECT_EQ(cache.FindClusterQueue("cq3")->Available(kRedCpu), 4'000);
-  EXPECT_EQ(cache.FindClusterQueue("cq1")->PotentialAvailable(kRedCpu),
-            35'000);
-  EXPECT_EQ(cache.FindClusterQueue("cq2")->PotentialAvailable(kRedCpu),
-            12'000);
-  EXPECT_EQ(cache.FindClusterQueue("cq3")->PotentialAvailable(kRedCpu),
-            40'000);
+  EXPECT_EQ(cache.FindClusterQueue("cq1")->PotentialAvailable(kRedCpu), 35'000);
+  EXPECT_EQ(cache.FindClusterQueue("cq2")->PotentialAvailable(kRedCpu), 12'000);
+  EXPECT_EQ(cache.FindClusterQueue("cq3")->PotentialAvailable(kRedCpu), 40'000);
 }
 
 TEST(CacheTest, RemoveUsageRestoresAvailable) {
   std::map<std::string, ClusterQueue> cqs{
-      {"a", ClusterQueueBuilder("a").Cohort("c").Quota("red", "cpu", "4")
-                .LendingLimit("1").Build()},
-      {"b", ClusterQueueBuilder("b").Cohort("c").Quota("red", "cpu", "4")
-                .Build()}};
+      {"a", ClusterQueueBuilder("a")
+                .Cohort("c")
+                .Quota("red", "cpu", "4")
+                .LendingLimit("1")
+                .Build()},
+      {"b",
+       ClusterQueueBuilder("b").Cohort("c").Quota("red", "cpu", "4").Build()}};
   Cache cache;
   cache.Rebuild(cqs, {}, {"red"}, {});
   ClusterQueueSnapshot* a = cache.FindClusterQueue("a");
@@ -70,9 +73,10 @@ TEST(CacheTest, RemoveUsageRestoresAvailable) {
 }
 
 TEST(CacheTest, WithoutCohortLimitsHaveNoEffect) {
-  std::map<std::string, ClusterQueue> cqs{
-      {"a", ClusterQueueBuilder("a").Quota("red", "cpu", "4")
-                .BorrowingLimit("8").Build()}};
+  std::map<std::string, ClusterQueue> cqs{{"a", ClusterQueueBuilder("a")
+                                                    .Quota("red", "cpu", "4")
+                                                    .BorrowingLimit("8")
+                                                    .Build()}};
   Cache cache;
   cache.Rebuild(cqs, {}, {"red"}, {});
   EXPECT_EQ(cache.FindClusterQueue("a")->PotentialAvailable(kRedCpu), 4'000);
@@ -95,8 +99,8 @@ TEST(CacheTest, OmittedCoveredResourceHasZeroQuota) {
 TEST(CacheTest, ActiveConditionReasons) {
   std::map<std::string, ClusterQueue> cqs{
       {"ok", ClusterQueueBuilder("ok").Quota("red", "cpu", "1").Build()},
-      {"noflavor", ClusterQueueBuilder("noflavor").Quota("blue", "cpu", "1")
-                       .Build()},
+      {"noflavor",
+       ClusterQueueBuilder("noflavor").Quota("blue", "cpu", "1").Build()},
       {"stopped", ClusterQueueBuilder("stopped")
                       .Quota("red", "cpu", "1")
                       .StopPolicy(StopPolicy::kHold)
@@ -123,8 +127,8 @@ TEST(CacheTest, ActiveConditionReasons) {
 
 TEST(CacheTest, CohortCycleDeactivatesMembers) {
   std::map<std::string, ClusterQueue> cqs{
-      {"a", ClusterQueueBuilder("a").Cohort("x").Quota("red", "cpu", "1")
-                .Build()}};
+      {"a",
+       ClusterQueueBuilder("a").Cohort("x").Quota("red", "cpu", "1").Build()}};
   std::map<std::string, Cohort> cohorts{
       {"x", CohortBuilder("x").Parent("y").Build()},
       {"y", CohortBuilder("y").Parent("x").Build()}};

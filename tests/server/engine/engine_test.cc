@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
 #include "server/store/memory_store.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/fake_clock.h"
@@ -80,8 +81,7 @@ class EngineTest : public ::testing::Test {
         .Quota("memory", "512Gi");
     auto results = engine_->Apply(
         {ResourceFlavorBuilder("gpu-a100")
-             .NodeLabel("cloud.google.com/gke-accelerator",
-                        "nvidia-tesla-a100")
+             .NodeLabel("cloud.google.com/gke-accelerator", "nvidia-tesla-a100")
              .Build(),
          ResourceFlavorBuilder("default-cpu").Build(), cq.Build(),
          LocalQueueBuilder("team-ml", "ml-jobs", "ai-training-queue").Build(),
@@ -124,9 +124,9 @@ TEST_F(EngineTest, SeedJobIsAdmittedOnGpuFlavorWithNodeLabels) {
   EXPECT_EQ(view.placements[0].flavors[0].node_labels.at(
                 "cloud.google.com/gke-accelerator"),
             "nvidia-tesla-a100");
-  ASSERT_OK_AND_ASSIGN(ObjectView cq, engine_->GetObject(
-                                          {ObjectKind::kClusterQueue, "",
-                                           "ai-training-queue"}));
+  ASSERT_OK_AND_ASSIGN(
+      ObjectView cq,
+      engine_->GetObject({ObjectKind::kClusterQueue, "", "ai-training-queue"}));
   EXPECT_EQ(cq.status->admitted_workloads, 1);
   EXPECT_EQ(cq.status->flavors_usage[0].name, "gpu-a100");
   EXPECT_EQ(cq.status->flavors_usage[0].resources[2].name, "nvidia.com/gpu");
@@ -148,13 +148,12 @@ TEST_F(EngineTest, ClusterQueueWithoutNamespaceSelectorAdmitsNothing) {
 }
 
 TEST_F(EngineTest, ApplyWarnsAboutMissingNamespaceSelector) {
-  ASSERT_OK_AND_ASSIGN(
-      auto results,
-      engine_->Apply({ClusterQueueBuilder("cq")
-                          .NoNamespaceSelector()
-                          .Quota("default", "cpu", "1")
-                          .Build()},
-                     {}));
+  ASSERT_OK_AND_ASSIGN(auto results,
+                       engine_->Apply({ClusterQueueBuilder("cq")
+                                           .NoNamespaceSelector()
+                                           .Quota("default", "cpu", "1")
+                                           .Build()},
+                                      {}));
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].action, "created");
   EXPECT_THAT(results[0].warnings,
@@ -231,8 +230,8 @@ TEST_F(EngineTest, CancelPendingWorkload) {
               ::kq::testing::StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(engine_->Cancel({"team-ml", "nope"}).status(),
               ::kq::testing::StatusIs(absl::StatusCode::kNotFound));
-  ASSERT_OK_AND_ASSIGN(auto listed, engine_->ListWorkloads({"team-ml", "", "",
-                                                           true}));
+  ASSERT_OK_AND_ASSIGN(auto listed,
+                       engine_->ListWorkloads({"team-ml", "", "", true}));
   ASSERT_EQ(listed.items.size(), 1u);
   EXPECT_EQ(StateOf(listed.items[0]), WorkloadState::kFinished);
 }
@@ -269,29 +268,29 @@ TEST_F(EngineTest, InvalidApplyChangesNothing) {
 
 TEST_F(EngineTest, ReapplyIsUnchangedAndKeepsRevision) {
   ApplySeed();
-  ASSERT_OK_AND_ASSIGN(ObjectView before,
-                       engine_->GetObject({ObjectKind::kResourceFlavor, "",
-                                           "gpu-a100"}));
+  ASSERT_OK_AND_ASSIGN(
+      ObjectView before,
+      engine_->GetObject({ObjectKind::kResourceFlavor, "", "gpu-a100"}));
   ASSERT_OK_AND_ASSIGN(auto results,
                        engine_->Apply({ResourceFlavorBuilder("gpu-a100")
-                                           .NodeLabel(
-                                               "cloud.google.com/"
-                                               "gke-accelerator",
-                                               "nvidia-tesla-a100")
+                                           .NodeLabel("cloud.google.com/"
+                                                      "gke-accelerator",
+                                                      "nvidia-tesla-a100")
                                            .Build()},
                                       {}));
   EXPECT_EQ(results[0].action, "unchanged");
-  ASSERT_OK_AND_ASSIGN(ObjectView after,
-                       engine_->GetObject({ObjectKind::kResourceFlavor, "",
-                                           "gpu-a100"}));
+  ASSERT_OK_AND_ASSIGN(
+      ObjectView after,
+      engine_->GetObject({ObjectKind::kResourceFlavor, "", "gpu-a100"}));
   EXPECT_EQ(MetaOf(after.object).revision, MetaOf(before.object).revision);
 }
 
 TEST_F(EngineTest, LocalQueueClusterQueueIsImmutable) {
   ApplySeed();
   EXPECT_THAT(
-      engine_->Apply({LocalQueueBuilder("team-ml", "ml-jobs", "other").Build()},
-                     {})
+      engine_
+          ->Apply({LocalQueueBuilder("team-ml", "ml-jobs", "other").Build()},
+                  {})
           .status(),
       ::kq::testing::StatusIs(absl::StatusCode::kInvalidArgument,
                               HasSubstr("spec.clusterQueue: field is "
@@ -325,9 +324,9 @@ TEST_F(EngineTest, RestartRestoresWorkloadsAndUsage) {
   EXPECT_EQ(StateOf(listed.items[0]), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf(listed.items[1]), WorkloadState::kFinished);
   EXPECT_EQ(StateOf(listed.items[2]), WorkloadState::kAdmitted);
-  ASSERT_OK_AND_ASSIGN(ObjectView cq,
-                       engine_->GetObject({ObjectKind::kClusterQueue, "",
-                                           "ai-training-queue"}));
+  ASSERT_OK_AND_ASSIGN(
+      ObjectView cq,
+      engine_->GetObject({ObjectKind::kClusterQueue, "", "ai-training-queue"}));
   EXPECT_EQ(cq.status->flavors_reservation[0].resources[2].total,
             Quantity::FromUnits(16));
   // Quota is never over-committed after a restart.
@@ -352,8 +351,9 @@ TEST_F(EngineTest, EventsCarryRevisions) {
   int64_t start = engine_->event_log().revision();
   ApplySeed();
   ASSERT_OK(engine_->Submit(Job("a", 1)).status());
-  ASSERT_OK_AND_ASSIGN(std::vector<store::Event> events,
-                       engine_->event_log().Read(start, 100, absl::ZeroDuration()));
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<store::Event> events,
+      engine_->event_log().Read(start, 100, absl::ZeroDuration()));
   ASSERT_GE(events.size(), 6u);
   EXPECT_EQ(events.front().revision, start + 1);
   const store::Event& last = events.back();

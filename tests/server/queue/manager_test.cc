@@ -1,6 +1,7 @@
 #include "server/queue/manager.h"
 
 #include "gtest/gtest.h"
+
 #include "tests/testing/builders.h"
 
 namespace kq::queue {
@@ -71,7 +72,8 @@ TEST(ManagerTest, StrictFifoHeadBlocks) {
   m.Push("cq", Key("small", 0, 1));
   auto heads = m.PopHeads([](const std::string&) { return true; });
   ASSERT_EQ(heads.size(), 1u);
-  EXPECT_FALSE(m.Requeue("cq", Key("big", 0, 0), Manager::RequeueReason::kNoFit));
+  EXPECT_FALSE(
+      m.Requeue("cq", Key("big", 0, 0), Manager::RequeueReason::kNoFit));
   heads = m.PopHeads([](const std::string&) { return true; });
   EXPECT_EQ(heads[0].second.second, "big");
 }
@@ -82,7 +84,8 @@ TEST(ManagerTest, BestEffortFifoParksHead) {
   m.Push("cq", Key("big", 0, 0));
   m.Push("cq", Key("small", 0, 1));
   m.PopHeads([](const std::string&) { return true; });
-  EXPECT_TRUE(m.Requeue("cq", Key("big", 0, 0), Manager::RequeueReason::kNoFit));
+  EXPECT_TRUE(
+      m.Requeue("cq", Key("big", 0, 0), Manager::RequeueReason::kNoFit));
   auto heads = m.PopHeads([](const std::string&) { return true; });
   EXPECT_EQ(heads[0].second.second, "small");
   EXPECT_EQ(m.PendingCount("cq"), 1);  // big, parked

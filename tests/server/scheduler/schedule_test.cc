@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
 #include "server/cache/cache.h"
 #include "server/scheduler/scheduler.h"
 #include "tests/testing/builders.h"
@@ -72,7 +73,8 @@ TEST_P(ScheduleTest, OnePass) {
         ->AddUsage(cache::UsageOf(*wl.admission));
   }
   std::vector<scheduler::Head> heads;
-  for (const Head& h : tc.heads) heads.push_back({&h.workload, h.cluster_queue});
+  for (const Head& h : tc.heads)
+    heads.push_back({&h.workload, h.cluster_queue});
 
   CycleResult result =
       Schedule(cache, heads, SchedulingContext{&flavors, &namespaces}, kNow);
@@ -111,14 +113,18 @@ INSTANTIATE_TEST_SUITE_P(
         {.name = "single_flavor_fits",
          .flavors = {ResourceFlavorBuilder("default").Build()},
          .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a").PodSet("main", 2).Request("cpu", "2")
+         .heads = {{WorkloadBuilder("a")
+                        .PodSet("main", 2)
+                        .Request("cpu", "2")
                         .Build(),
                     "cq"}},
          .want_flavors = {{"a", {{"cpu", "default"}}}}},
         {.name = "exceeds_nominal_quota",
          .flavors = {ResourceFlavorBuilder("default").Build()},
          .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a").PodSet("main", 5).Request("cpu", "1")
+         .heads = {{WorkloadBuilder("a")
+                        .PodSet("main", 5)
+                        .Request("cpu", "1")
                         .Build(),
                     "cq"}},
          .want_reasons = {{"a", "ExceedsMaxQuota"}},
@@ -325,33 +331,37 @@ INSTANTIATE_TEST_SUITE_P(
         {.name = "namespace_selector_matches_labels",
          .flavors = {ResourceFlavorBuilder("default").Build()},
          .cluster_queues = {ClusterQueueBuilder("cq")
-                                .NamespaceSelector(
-                                    {.match_labels = {{"team", "ml"}}})
+                                .NamespaceSelector({.match_labels = {{"team",
+                                                                      "ml"}}})
                                 .ResourceGroup({"cpu"})
                                 .Flavor("default")
                                 .Quota("cpu", "4")
                                 .Build()},
          .namespaces = {NamespaceBuilder("ml").Label("team", "ml").Build()},
-         .heads = {{WorkloadBuilder("a").Namespace("ml").Request("cpu", "1")
-                        .Build(),
-                    "cq"},
-                   {WorkloadBuilder("b").Namespace("web").Request("cpu", "1")
-                        .Build(),
-                    "cq"}},
+         .heads =
+             {{WorkloadBuilder("a").Namespace("ml").Request("cpu", "1").Build(),
+               "cq"},
+              {WorkloadBuilder("b")
+                   .Namespace("web")
+                   .Request("cpu", "1")
+                   .Build(),
+               "cq"}},
          .want_flavors = {{"a", {{"cpu", "default"}}}},
          .want_reasons = {{"b", "Misconfigured"}}},
         {.name = "metadata_name_label_selects_unknown_namespace",
          .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .NamespaceSelector(
-                                    {.match_labels = {{"kubernetes.io/"
-                                                       "metadata.name",
-                                                       "team-a"}}})
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "4")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a").Namespace("team-a").Request("cpu", "1")
+         .cluster_queues =
+             {ClusterQueueBuilder("cq")
+                  .NamespaceSelector({.match_labels = {{"kubernetes.io/"
+                                                        "metadata.name",
+                                                        "team-a"}}})
+                  .ResourceGroup({"cpu"})
+                  .Flavor("default")
+                  .Quota("cpu", "4")
+                  .Build()},
+         .heads = {{WorkloadBuilder("a")
+                        .Namespace("team-a")
+                        .Request("cpu", "1")
                         .Build(),
                     "cq"}},
          .want_flavors = {{"a", {{"cpu", "default"}}}}},
@@ -380,10 +390,10 @@ INSTANTIATE_TEST_SUITE_P(
                                 .Flavor("default")
                                 .Quota("cpu", "2")
                                 .Build()},
-         .heads = {{WorkloadBuilder("wa").Priority(1).Request("cpu", "3")
-                        .Build(),
-                    "a"},
-                   {WorkloadBuilder("wb").Request("cpu", "3").Build(), "b"}},
+         .heads =
+             {{WorkloadBuilder("wa").Priority(1).Request("cpu", "3").Build(),
+               "a"},
+              {WorkloadBuilder("wb").Request("cpu", "3").Build(), "b"}},
          .want_flavors = {{"wa", {{"cpu", "default"}}}},
          .want_reasons = {{"wb", "WaitingForQuota"}},
          .want_messages = {{"wb",
@@ -429,7 +439,9 @@ INSTANTIATE_TEST_SUITE_P(
                                 .Quota("cpu", "100")
                                 .Quota("pods", "3")
                                 .Build()},
-         .heads = {{WorkloadBuilder("a").PodSet("main", 4).Request("cpu", "1")
+         .heads = {{WorkloadBuilder("a")
+                        .PodSet("main", 4)
+                        .Request("cpu", "1")
                         .Build(),
                     "cq"}},
          .want_reasons = {{"a", "ExceedsMaxQuota"}}},
@@ -458,12 +470,13 @@ TEST(ScheduleOrderTest, HigherPriorityIsProcessedFirst) {
                      .Created(kNow - absl::Hours(1))
                      .Request("cpu", "3")
                      .Build();
-  Workload high = WorkloadBuilder("high").Priority(5).Created(kNow).Request(
-                      "cpu", "3")
+  Workload high = WorkloadBuilder("high")
+                      .Priority(5)
+                      .Created(kNow)
+                      .Request("cpu", "3")
                       .Build();
-  CycleResult result =
-      Schedule(cache, {{&low, "a"}, {&high, "b"}},
-               SchedulingContext{&flavors, &namespaces}, kNow);
+  CycleResult result = Schedule(cache, {{&low, "a"}, {&high, "b"}},
+                                SchedulingContext{&flavors, &namespaces}, kNow);
   ASSERT_EQ(result.entries.size(), 2u);
   EXPECT_EQ(result.entries[0].workload->meta.name, "high");
   EXPECT_EQ(result.entries[0].status, EntryResult::Status::kAdmitted);
