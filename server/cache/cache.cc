@@ -296,6 +296,35 @@ CohortSnapshot* Cache::FindCohort(const std::string& name) {
   return it == cohorts_.end() ? nullptr : it->second.get();
 }
 
+int Height(const CohortSnapshot& cohort) {
+  int child_count = static_cast<int>(cohort.child_cohorts.size() +
+                                     cohort.child_cluster_queues.size());
+  int height = std::min(child_count, 1);
+  for (const CohortSnapshot* child : cohort.child_cohorts) {
+    height = std::max(height, Height(*child) + 1);
+  }
+  return height;
+}
+
+std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(
+    const ClusterQueueSnapshot& cq, const FlavorResource& fr, int64_t value) {
+  if (!cq.BorrowingWith(fr, value) || !cq.HasParent()) {
+    return {0, cq.HasParent()};
+  }
+  int64_t remaining = SaturatingSub(value, cq.node.LocalAvailable(fr));
+  const CohortSnapshot* root = cq.parent;
+  for (const CohortSnapshot* c = cq.parent; c != nullptr; c = c->parent) {
+    const ResourceNode& r = c->node;
+    bool borrowing = r.Get(r.subtree_quota, fr) <
+                     SaturatingAdd(r.Get(r.usage, fr), remaining);
+    if (!borrowing) return {Height(*c), c->parent != nullptr};
+    remaining = SaturatingSub(remaining, r.LocalAvailable(fr));
+    root = c;
+    if (c->has_cycle) break;  // no root to reach
+  }
+  return {Height(*root), false};
+}
+
 FlavorResourceQuantities UsageOf(const Admission& admission) {
   FlavorResourceQuantities usage;
   for (const PodSetAssignment& psa : admission.pod_set_assignments) {

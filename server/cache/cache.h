@@ -139,6 +139,18 @@ class Cache {
   std::map<std::string, std::unique_ptr<CohortSnapshot>> cohorts_;
 };
 
+// Kueue's getNodeHeight: a cohort whose children are only ClusterQueues
+// has height 1; each level of child cohorts adds one.
+int Height(const CohortSnapshot& cohort);
+
+// Kueue's FindHeightOfLowestSubtreeThatFits (the "borrowing level"): the
+// height of the lowest subtree, from `cq` up, in which using `value` more of
+// `fr` does not borrow; 0 when `cq` itself does not borrow. The second value
+// says whether that subtree is smaller than the whole tree (so reclaiming
+// within the hierarchy may help).
+std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(
+    const ClusterQueueSnapshot& cq, const FlavorResource& fr, int64_t value);
+
 // The quota a workload's admission holds, in Kueue's integer units: for
 // each pod set, each resource of resource_usage on its assigned flavor.
 FlavorResourceQuantities UsageOf(const Admission& admission);
