@@ -25,11 +25,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
-#include "server/cache/cache.h"
+#include "server/admission/state.h"
 #include "server/common/clock.h"
 #include "server/core/objects.h"
 #include "server/engine/event_log.h"
-#include "server/queue/manager.h"
 #include "server/store/store.h"
 
 namespace kq::engine {
@@ -44,56 +43,14 @@ struct EngineOptions {
   size_t event_log_capacity = 100000;
 };
 
-// Usage of one resource of one flavor, for queue status.
-struct ResourceUsage {
-  std::string name;
-  Quantity total;
-  Quantity borrowed;
-};
-
-struct FlavorUsage {
-  std::string name;
-  std::vector<ResourceUsage> resources;
-};
-
-// Computed status of a ClusterQueue or LocalQueue (Kueue's status fields).
-struct QueueStatus {
-  std::vector<Condition> conditions;
-  std::vector<FlavorUsage> flavors_reservation;
-  std::vector<FlavorUsage> flavors_usage;
-  int32_t pending_workloads = 0;
-  int32_t reserving_workloads = 0;
-  int32_t admitted_workloads = 0;
-};
-
-// A configuration object as read: the object plus computed status.
-struct ObjectView {
-  ConfigObject object;
-  // Set for ClusterQueue and LocalQueue.
-  std::optional<QueueStatus> status;
-  // Set for AdmissionCheck: its Active condition.
-  std::vector<Condition> conditions;
-};
-
-// Where to run one flavor of an admitted pod set.
-struct FlavorPlacement {
-  std::string flavor;
-  Labels node_labels;
-  std::vector<Toleration> tolerations;
-};
-
-struct PodSetPlacement {
-  std::string pod_set;
-  std::vector<FlavorPlacement> flavors;
-};
-
-// A workload as read, with where to run it once admitted.
-struct WorkloadView {
-  Workload workload;
-  std::vector<PodSetPlacement> placements;
-  // 0-based position in its ClusterQueue while pending.
-  std::optional<int64_t> position;
-};
+// The views the engine returns are the admission state's.
+using admission::FlavorPlacement;
+using admission::FlavorUsage;
+using admission::ObjectView;
+using admission::PodSetPlacement;
+using admission::QueueStatus;
+using admission::ResourceUsage;
+using admission::WorkloadView;
 
 struct ApplyResult {
   std::string action;  // created, configured, unchanged
@@ -159,12 +116,6 @@ class Engine {
   // Committed changes for Watch.
   EventLog& event_log() { return event_log_; }
 
-  // Runs one batch synchronously on the calling thread. Only for tests
-  // that drive an engine that was loaded with LoadForTest() and never
-  // Start()ed.
-  absl::Status LoadForTest();
-  void RunOnceForTest();
-
  private:
   // A reply to complete after the batch commits.
   using Reply = std::function<void(const absl::Status& commit)>;
@@ -173,7 +124,6 @@ class Engine {
   template <typename T>
   absl::StatusOr<T> Call(std::function<absl::StatusOr<T>()> fn);
 
-  void Post(Command command);
   void Loop();
   void RunBatch(std::deque<Command>& commands);
   absl::Status Load();
@@ -182,36 +132,15 @@ class Engine {
   // State changes (engine thread only).
   absl::StatusOr<std::vector<ApplyResult>> DoApply(
       std::vector<ConfigObject>& objects, std::vector<Workload>& workloads);
-  absl::Status DoDelete(const ObjectKey& key);
   absl::StatusOr<ApplyResult> DoSubmit(Workload workload, bool from_apply);
-  absl::Status CheckPriorityClass(const Workload& workload,
-                                  const std::vector<ConfigObject>& pending);
-  void ResolvePriority(Workload& workload);
-  absl::StatusOr<Workload> DoFinish(const NamespacedName& key,
-                                    const std::string& reason,
-                                    const std::string& message);
-  void OnConfigChanged();
-  void RebuildCacheAndQueues();
-  void EnqueueOrBlock(Workload& workload);
-  void RunPasses(absl::Time now);
-  void ReserveQuota(Workload& workload, Admission admission, absl::Time now);
-  void ReleaseQuota(const Workload& workload);
-  void QueueInadmissibleInTree(const std::string& cluster_queue);
-  void MarkWorkload(const NamespacedName& key, store::Event::Type type);
-  void MarkObject(const ObjectKey& key, store::Event::Type type);
   // Gives a workload that asked for one a generated name
   // (metadata.generateName plus 5 random characters, as Kubernetes).
   void NameIfGenerated(Workload& workload);
   std::string NewUid();
   std::string GenerateName(const std::string& prefix);
-
-  // Reads (engine thread only).
-  ObjectView ViewOf(const ConfigObject& object) const;
-  WorkloadView ViewOf(const Workload& workload) const;
-  QueueStatus ClusterQueueStatusOf(const std::string& name) const;
-  QueueStatus LocalQueueStatusOf(const LocalQueue& lq) const;
-  const ConfigObject* FindObject(const ObjectKey& key) const;
-  std::string ClusterQueueForWorkload(const Workload& workload) const;
+  // A workload in any state: in memory, or finished and stored.
+  absl::StatusOr<std::optional<Workload>> LookupWorkload(
+      const NamespacedName& key);
 
   store::Store& store_;
   Clock& clock_;
@@ -227,30 +156,12 @@ class Engine {
 
   // ---- Engine-thread state --------------------------------------------
   int64_t revision_ = 0;
-  std::map<ObjectKey, ConfigObject> objects_;
-  std::map<std::string, ResourceFlavor> flavors_;
-  std::map<std::string, ClusterQueue> cluster_queues_;
-  std::map<std::string, Cohort> cohorts_;
-  std::map<NamespacedName, LocalQueue> local_queues_;
-  std::map<std::string, WorkloadPriorityClass> priority_classes_;
-  std::map<std::string, AdmissionCheck> admission_checks_;
-  std::map<std::string, Namespace> namespaces_;
-  // Unfinished workloads.
-  std::map<NamespacedName, Workload> workloads_;
-  cache::Cache cache_;
-  queue::Manager queues_;
+  admission::AdmissionState state_;
   absl::BitGen random_;
-
-  // ---- The batch being built ------------------------------------------
   absl::Time batch_now_;
   std::vector<Reply> replies_;
-  std::map<ObjectKey, store::Event::Type> dirty_objects_;
-  std::map<ObjectKey, ConfigObject> deleted_objects_;
-  std::map<NamespacedName, store::Event::Type> dirty_workloads_;
-  // Workloads that finished in this batch (no longer in workloads_).
-  std::map<NamespacedName, Workload> finished_workloads_;
-  bool config_changed_ = false;
-  bool needs_scheduling_ = false;
+  // Workloads finished by the batch being answered, readable by its replies.
+  std::map<NamespacedName, Workload> finished_in_batch_;
 };
 
 }  // namespace kq::engine

@@ -1,0 +1,719 @@
+#include "server/admission/state.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include "server/common/status_macros.h"
+#include "server/scheduler/scheduler.h"
+
+namespace kq::admission {
+namespace {
+
+constexpr char kReasonMisconfigured[] = "Misconfigured";
+constexpr char kReasonSuspended[] = "Suspended";
+
+std::string Describe(const ObjectKey& key) {
+  if (key.namespace_name.empty()) {
+    return absl::StrCat(KindName(key.kind), " \"", key.name, "\"");
+  }
+  return absl::StrCat(KindName(key.kind), " \"", key.namespace_name, "/",
+                      key.name, "\"");
+}
+
+std::string Describe(const NamespacedName& key) {
+  return absl::StrCat("Workload \"", key.first, "/", key.second, "\"");
+}
+
+NamespacedName KeyOf(const Workload& wl) {
+  return {wl.meta.namespace_name, wl.meta.name};
+}
+
+// Equality of what a user applies: everything but server-set metadata.
+bool SameSpec(ConfigObject a, ConfigObject b) {
+  for (ConfigObject* o : {&a, &b}) {
+    ObjectMeta& meta = MutableMetaOf(*o);
+    meta.uid.clear();
+    meta.revision = 0;
+    meta.creation_timestamp = absl::UnixEpoch();
+  }
+  return a == b;
+}
+
+// Sets QuotaReserved=False with a reason; returns whether anything changed.
+bool SetPendingCondition(Workload& wl, const std::string& reason,
+                         const std::string& message, absl::Time now) {
+  const Condition* current =
+      FindCondition(wl.conditions, kConditionQuotaReserved);
+  if (current != nullptr && current->status == "False" &&
+      current->reason == reason && current->message == message) {
+    return false;
+  }
+  SetCondition(&wl.conditions, Condition{kConditionQuotaReserved, "False",
+                                         reason, message, now});
+  return true;
+}
+
+// Kueue's resetActiveCondition: a True condition becomes False with the
+// reason and "Previously: <message>".
+void ResetActiveCondition(Workload& wl, const std::string& type,
+                          const std::string& reason, absl::Time now) {
+  const Condition* prev = FindCondition(wl.conditions, type);
+  if (prev == nullptr || prev->status != "True") return;
+  SetCondition(&wl.conditions,
+               Condition{type, "False", reason,
+                         absl::StrCat("Previously: ", prev->message), now});
+}
+
+bool HoldsQuota(const Workload& wl) {
+  return wl.admission.has_value() &&
+         IsConditionTrue(wl.conditions, kConditionQuotaReserved);
+}
+
+// Usage per flavor in the order of the queue's resource groups, with every
+// covered resource listed (Kueue's flavorsReservation / flavorsUsage).
+std::vector<FlavorUsage> UsageByFlavor(
+    const std::vector<ResourceGroup>& groups,
+    const cache::FlavorResourceQuantities& usage,
+    const cache::ResourceNode* node, bool in_cohort) {
+  std::vector<FlavorUsage> out;
+  for (const ResourceGroup& group : groups) {
+    for (const FlavorQuotas& flavor : group.flavors) {
+      FlavorUsage fu{flavor.name, {}};
+      for (const std::string& resource : group.covered_resources) {
+        cache::FlavorResource fr{flavor.name, resource};
+        auto u = usage.find(fr);
+        int64_t total = u == usage.end() ? 0 : u->second;
+        int64_t borrowed = 0;
+        if (in_cohort && node != nullptr) {
+          auto q = node->quotas.find(fr);
+          int64_t nominal = q == node->quotas.end() ? 0 : q->second.nominal;
+          borrowed = std::max<int64_t>(0, SaturatingSub(total, nominal));
+        }
+        fu.resources.push_back(
+            ResourceUsage{resource, QuantityFromAmount(resource, total),
+                          QuantityFromAmount(resource, borrowed)});
+      }
+      out.push_back(std::move(fu));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void AdmissionState::Clear() {
+  objects_.clear();
+  flavors_.clear();
+  cluster_queues_.clear();
+  cohorts_.clear();
+  local_queues_.clear();
+  priority_classes_.clear();
+  admission_checks_.clear();
+  namespaces_.clear();
+  workloads_.clear();
+  changes_ = Changes();
+  config_changed_ = true;
+  needs_scheduling_ = false;
+}
+
+void AdmissionState::LoadObject(ConfigObject object) {
+  ObjectKey key = KeyOf(object);
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, ResourceFlavor>) {
+          flavors_[key.name] = o;
+        } else if constexpr (std::is_same_v<T, ClusterQueue>) {
+          cluster_queues_[key.name] = o;
+        } else if constexpr (std::is_same_v<T, Cohort>) {
+          cohorts_[key.name] = o;
+        } else if constexpr (std::is_same_v<T, LocalQueue>) {
+          local_queues_[{key.namespace_name, key.name}] = o;
+        } else if constexpr (std::is_same_v<T, WorkloadPriorityClass>) {
+          priority_classes_[key.name] = o;
+        } else if constexpr (std::is_same_v<T, AdmissionCheck>) {
+          admission_checks_[key.name] = o;
+        } else {
+          namespaces_[key.name] = o;
+        }
+      },
+      object);
+  objects_[std::move(key)] = std::move(object);
+  config_changed_ = true;
+}
+
+void AdmissionState::LoadWorkload(Workload workload) {
+  NamespacedName key = KeyOf(workload);
+  workloads_[std::move(key)] = std::move(workload);
+  config_changed_ = true;
+}
+
+std::string AdmissionState::PutObject(ConfigObject object,
+                                      const std::string& uid, absl::Time now) {
+  ObjectKey key = KeyOf(object);
+  auto old = objects_.find(key);
+  if (old != objects_.end() && SameSpec(old->second, object)) {
+    return "unchanged";
+  }
+  ObjectMeta& meta = MutableMetaOf(object);
+  std::string action;
+  if (old != objects_.end()) {
+    const ObjectMeta& old_meta = MetaOf(old->second);
+    meta.uid = old_meta.uid;
+    meta.creation_timestamp = old_meta.creation_timestamp;
+    meta.revision = old_meta.revision;
+    action = "configured";
+    MarkObject(key, Change::kModified);
+  } else {
+    meta.uid = uid;
+    meta.creation_timestamp = now;
+    meta.revision = 0;
+    action = "created";
+    MarkObject(key, Change::kAdded);
+  }
+  LoadObject(std::move(object));
+  return action;
+}
+
+const Workload* AdmissionState::FindWorkload(const NamespacedName& key) const {
+  auto it = workloads_.find(key);
+  return it == workloads_.end() ? nullptr : &it->second;
+}
+
+const Workload* AdmissionState::FindRecentlyFinished(
+    const NamespacedName& key) const {
+  auto it = changes_.finished_workloads.find(key);
+  return it == changes_.finished_workloads.end() ? nullptr : &it->second;
+}
+
+const Workload& AdmissionState::AddWorkload(Workload wl, const std::string& uid,
+                                            absl::Time now) {
+  NamespacedName key = KeyOf(wl);
+  wl.meta.uid = uid;
+  wl.meta.creation_timestamp = now;
+  wl.meta.revision = 0;
+  wl.admission.reset();
+  wl.conditions.clear();
+  wl.admission_checks.clear();
+  wl.requeue_count.reset();
+  wl.requeue_at.reset();
+  ResolvePriority(wl);
+  Workload& stored = workloads_[key] = std::move(wl);
+  MarkWorkload(key, Change::kAdded);
+  EnqueueOrBlock(stored, now);
+  needs_scheduling_ = true;
+  return stored;
+}
+
+Changes AdmissionState::TakeChanges() {
+  Changes out = std::move(changes_);
+  changes_ = Changes();
+  return out;
+}
+
+void AdmissionState::StampRevision(const ObjectKey& key, int64_t revision) {
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return;
+  MutableMetaOf(it->second).revision = revision;
+  // Keep the typed copy in step.
+  switch (key.kind) {
+    case ObjectKind::kResourceFlavor:
+      flavors_[key.name].meta.revision = revision;
+      break;
+    case ObjectKind::kClusterQueue:
+      cluster_queues_[key.name].meta.revision = revision;
+      break;
+    case ObjectKind::kCohort:
+      cohorts_[key.name].meta.revision = revision;
+      break;
+    case ObjectKind::kLocalQueue:
+      local_queues_[{key.namespace_name, key.name}].meta.revision = revision;
+      break;
+    case ObjectKind::kWorkloadPriorityClass:
+      priority_classes_[key.name].meta.revision = revision;
+      break;
+    case ObjectKind::kAdmissionCheck:
+      admission_checks_[key.name].meta.revision = revision;
+      break;
+    case ObjectKind::kNamespace:
+      namespaces_[key.name].meta.revision = revision;
+      break;
+    case ObjectKind::kWorkload:
+      break;
+  }
+}
+
+void AdmissionState::StampRevision(const NamespacedName& key,
+                                   int64_t revision) {
+  auto it = workloads_.find(key);
+  if (it != workloads_.end()) it->second.meta.revision = revision;
+}
+
+void AdmissionState::Rebuild(absl::Time now) {
+  std::set<std::string> flavor_names, check_names;
+  for (const auto& [name, f] : flavors_) flavor_names.insert(name);
+  for (const auto& [name, c] : admission_checks_) check_names.insert(name);
+  cache_.Rebuild(cluster_queues_, cohorts_, flavor_names, check_names);
+  // Usage is derived from the workloads that hold quota, so it can never
+  // drift from them.
+  for (const auto& [key, wl] : workloads_) {
+    if (!HoldsQuota(wl)) continue;
+    cache::ClusterQueueSnapshot* cq =
+        cache_.FindClusterQueue(wl.admission->cluster_queue);
+    if (cq == nullptr) continue;
+    cache::FlavorResourceQuantities usage = cache::UsageOf(*wl.admission);
+    cq->AddUsage(usage);
+    if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
+      for (const auto& [fr, v] : usage) {
+        cq->admitted_usage[fr] = SaturatingAdd(cq->admitted_usage[fr], v);
+      }
+    }
+  }
+  queues_ = queue::Manager();
+  for (const auto& [name, cq] : cluster_queues_) {
+    queues_.UpsertClusterQueue(name, cq.queueing_strategy);
+  }
+  for (auto& [key, wl] : workloads_) {
+    if (!HoldsQuota(wl)) EnqueueOrBlock(wl, now);
+  }
+  config_changed_ = false;
+  needs_scheduling_ = true;
+}
+
+std::string AdmissionState::ClusterQueueForWorkload(const Workload& wl) const {
+  if (wl.admission) return wl.admission->cluster_queue;
+  auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
+  return lq == local_queues_.end() ? "" : lq->second.cluster_queue;
+}
+
+void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
+  NamespacedName key = KeyOf(wl);
+  queues_.Remove(key);
+  if (!wl.active) return;
+  // Kueue's getQueueBlocker, in its order.
+  std::string reason, message;
+  auto lq = local_queues_.find(
+      key.first == wl.meta.namespace_name
+          ? NamespacedName{wl.meta.namespace_name, wl.queue_name}
+          : NamespacedName{});
+  if (lq == local_queues_.end()) {
+    reason = kReasonMisconfigured;
+    message = absl::StrCat("LocalQueue ", wl.queue_name, " doesn't exist");
+  } else if (lq->second.stop_policy != StopPolicy::kNone) {
+    reason = kReasonSuspended;
+    message = absl::StrCat("LocalQueue ", wl.queue_name, " is inactive");
+  } else {
+    const std::string& cq_name = lq->second.cluster_queue;
+    const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(cq_name);
+    if (cq == nullptr) {
+      reason = kReasonMisconfigured;
+      message = absl::StrCat("ClusterQueue ", cq_name, " doesn't exist");
+    } else {
+      queues_.Push(cq_name, queue::KeyFor(wl));
+      if (!cq->active) {
+        reason = kReasonSuspended;
+        message = absl::StrCat("ClusterQueue ", cq_name, " is inactive");
+      }
+    }
+  }
+  if (!reason.empty() && SetPendingCondition(wl, reason, message, now)) {
+    MarkWorkload(key, Change::kModified);
+  }
+}
+
+int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
+  needs_scheduling_ = false;
+  int passes = 0;
+  scheduler::SchedulingContext context{&flavors_, &namespaces_};
+  while (true) {
+    auto popped = queues_.PopHeads([this](const std::string& name) {
+      const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(name);
+      return cq != nullptr && cq->active;
+    });
+    if (popped.empty()) break;
+    ++passes;
+    std::vector<scheduler::Head> heads;
+    heads.reserve(popped.size());
+    for (const auto& [cq, key] : popped) {
+      heads.push_back({&workloads_.at(key), cq});
+    }
+    // One Kueue cycle over the heads.
+    scheduler::CycleResult result =
+        scheduler::Schedule(cache_, heads, context, now);
+    bool progress = false;
+    for (scheduler::EntryResult& entry : result.entries) {
+      Workload& wl = *const_cast<Workload*>(entry.workload);
+      NamespacedName key = KeyOf(wl);
+      if (entry.status == scheduler::EntryResult::Status::kAdmitted) {
+        ReserveQuota(wl, std::move(entry.admission), now);
+        progress = true;
+        continue;
+      }
+      if (SetPendingCondition(wl, entry.reason, entry.message, now)) {
+        MarkWorkload(key, Change::kModified);
+      }
+      queue::Manager::RequeueReason reason =
+          queue::Manager::RequeueReason::kGeneric;
+      if (entry.namespace_mismatch) {
+        reason = queue::Manager::RequeueReason::kNamespaceMismatch;
+      } else if (entry.status == scheduler::EntryResult::Status::kNoFit) {
+        reason = queue::Manager::RequeueReason::kNoFit;
+      } else if (entry.status == scheduler::EntryResult::Status::kSkipped) {
+        reason = queue::Manager::RequeueReason::kFailedAfterNomination;
+      }
+      progress |=
+          queues_.Requeue(entry.cluster_queue, queue::KeyFor(wl), reason);
+    }
+    if (!progress) break;
+    if (passes >= limits.max_passes || limits.out_of_time()) {
+      // More passes may still change something.
+      needs_scheduling_ = true;
+      break;
+    }
+  }
+  return passes;
+}
+
+void AdmissionState::ReserveQuota(Workload& wl, Admission admission,
+                                  absl::Time now) {
+  const std::string cq_name = admission.cluster_queue;
+  std::set<std::string> assigned_flavors;
+  for (const PodSetAssignment& psa : admission.pod_set_assignments) {
+    for (const auto& [resource, flavor] : psa.flavors) {
+      assigned_flavors.insert(flavor);
+    }
+  }
+  wl.admission = std::move(admission);
+  // Kueue's SetQuotaReservation.
+  SetCondition(
+      &wl.conditions,
+      Condition{kConditionQuotaReserved, "True", "QuotaReserved",
+                absl::StrCat("Quota reserved in ClusterQueue ", cq_name), now});
+  ResetActiveCondition(wl, kConditionEvicted, "QuotaReserved", now);
+  ResetActiveCondition(wl, "Preempted", "QuotaReserved", now);
+  // The checks that apply to the assigned flavors start Pending.
+  const ClusterQueue& cq = cluster_queues_.at(cq_name);
+  for (const AdmissionCheckStrategyRule& rule : cq.admission_checks) {
+    bool applies = rule.on_flavors.empty();
+    for (const std::string& f : rule.on_flavors) {
+      applies = applies || assigned_flavors.count(f) > 0;
+    }
+    if (!applies) continue;
+    bool present = false;
+    for (const AdmissionCheckState& s : wl.admission_checks) {
+      present = present || s.name == rule.name;
+    }
+    if (!present) {
+      wl.admission_checks.push_back(
+          AdmissionCheckState{rule.name, "Pending", now, ""});
+    }
+  }
+  // Kueue's SyncAdmittedCondition.
+  bool all_ready = true;
+  for (const AdmissionCheckState& s : wl.admission_checks) {
+    all_ready = all_ready && s.state == "Ready";
+  }
+  cache::ClusterQueueSnapshot* snapshot = cache_.FindClusterQueue(cq_name);
+  if (all_ready) {
+    SetCondition(&wl.conditions,
+                 Condition{kConditionAdmitted, "True", "Admitted",
+                           "The workload is admitted", now});
+    for (const auto& [fr, v] : cache::UsageOf(*wl.admission)) {
+      snapshot->admitted_usage[fr] =
+          SaturatingAdd(snapshot->admitted_usage[fr], v);
+    }
+  } else {
+    SetCondition(
+        &wl.conditions,
+        Condition{kConditionAdmitted, "False", "UnsatisfiedAdmissionChecks",
+                  "The workload has not all checks ready", now});
+  }
+  MarkWorkload(KeyOf(wl), Change::kModified);
+}
+
+void AdmissionState::ReleaseQuota(const Workload& wl) {
+  if (!HoldsQuota(wl)) return;
+  cache::ClusterQueueSnapshot* cq =
+      cache_.FindClusterQueue(wl.admission->cluster_queue);
+  if (cq == nullptr) return;
+  cache::FlavorResourceQuantities usage = cache::UsageOf(*wl.admission);
+  cq->RemoveUsage(usage);
+  if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
+    for (const auto& [fr, v] : usage) {
+      cq->admitted_usage[fr] = SaturatingSub(cq->admitted_usage[fr], v);
+    }
+  }
+  QueueInadmissibleInTree(wl.admission->cluster_queue);
+}
+
+void AdmissionState::QueueInadmissibleInTree(const std::string& cluster_queue) {
+  const cache::ClusterQueueSnapshot* cq =
+      cache_.FindClusterQueue(cluster_queue);
+  std::vector<std::string> names;
+  if (cq == nullptr || cq->parent == nullptr) {
+    names.push_back(cluster_queue);
+  } else {
+    if (cq->parent->has_cycle) return;
+    const cache::CohortSnapshot* root = cq->parent;
+    while (root->parent != nullptr) root = root->parent;
+    std::vector<const cache::CohortSnapshot*> stack{root};
+    while (!stack.empty()) {
+      const cache::CohortSnapshot* c = stack.back();
+      stack.pop_back();
+      for (const auto* child : c->child_cohorts) stack.push_back(child);
+      for (const auto* q : c->child_cluster_queues) names.push_back(q->name());
+    }
+  }
+  if (queues_.QueueInadmissible(names)) needs_scheduling_ = true;
+}
+
+absl::Status AdmissionState::CheckPriorityClass(
+    const Workload& wl, const std::vector<ConfigObject>& pending) const {
+  if (wl.priority_class_name.empty()) return absl::OkStatus();
+  if (priority_classes_.count(wl.priority_class_name)) {
+    return absl::OkStatus();
+  }
+  for (const ConfigObject& o : pending) {
+    const auto* wpc = std::get_if<WorkloadPriorityClass>(&o);
+    if (wpc != nullptr && wpc->meta.name == wl.priority_class_name) {
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(absl::StrCat(
+      Describe(KeyOf(wl)), ": spec.priorityClassName: WorkloadPriorityClass \"",
+      wl.priority_class_name, "\" not found"));
+}
+
+void AdmissionState::ResolvePriority(Workload& wl) const {
+  // Kueue's WorkloadPriorityClassDefaulting: a class named "default".
+  if (wl.priority_class_name.empty() && priority_classes_.count("default")) {
+    wl.priority_class_name = "default";
+  }
+  if (wl.priority_class_name.empty()) return;
+  wl.priority_class_source = "kueue.x-k8s.io/workloadpriorityclass";
+  wl.priority = priority_classes_.at(wl.priority_class_name).value;
+}
+
+absl::Status AdmissionState::RemoveObject(const ObjectKey& key) {
+  auto it = objects_.find(key);
+  if (it == objects_.end()) {
+    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+  }
+  if (key.kind == ObjectKind::kClusterQueue) {
+    int holding = 0;
+    for (const auto& [k, wl] : workloads_) {
+      if (HoldsQuota(wl) && wl.admission->cluster_queue == key.name) ++holding;
+    }
+    if (holding > 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          Describe(key), " still has ", holding,
+          " workload(s) holding quota; finish or cancel them first"));
+    }
+  }
+  if (key.kind == ObjectKind::kResourceFlavor) {
+    std::vector<std::string> users;
+    for (const auto& [name, cq] : cluster_queues_) {
+      for (const ResourceGroup& g : cq.resource_groups) {
+        for (const FlavorQuotas& f : g.flavors) {
+          if (f.name == key.name) users.push_back(name);
+        }
+      }
+    }
+    if (!users.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(Describe(key), " is in use by ClusterQueue(s) ",
+                       absl::StrJoin(users, ", ")));
+    }
+  }
+  switch (key.kind) {
+    case ObjectKind::kResourceFlavor:
+      flavors_.erase(key.name);
+      break;
+    case ObjectKind::kClusterQueue:
+      cluster_queues_.erase(key.name);
+      break;
+    case ObjectKind::kCohort:
+      cohorts_.erase(key.name);
+      break;
+    case ObjectKind::kLocalQueue:
+      local_queues_.erase({key.namespace_name, key.name});
+      break;
+    case ObjectKind::kWorkloadPriorityClass:
+      priority_classes_.erase(key.name);
+      break;
+    case ObjectKind::kAdmissionCheck:
+      admission_checks_.erase(key.name);
+      break;
+    case ObjectKind::kNamespace:
+      namespaces_.erase(key.name);
+      break;
+    case ObjectKind::kWorkload:
+      return absl::InvalidArgumentError(
+          "workloads are cancelled or finished, not deleted");
+  }
+  changes_.deleted_objects[key] = it->second;
+  objects_.erase(it);
+  MarkObject(key, Change::kDeleted);
+  config_changed_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Workload> AdmissionState::FinishWorkload(
+    const NamespacedName& key, const std::string& reason,
+    const std::string& message, absl::Time now) {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end()) {
+    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+  }
+  Workload wl = std::move(it->second);
+  workloads_.erase(it);
+  queues_.Remove(key);
+  ReleaseQuota(wl);
+  SetCondition(&wl.conditions,
+               Condition{kConditionFinished, "True", reason, message, now});
+  changes_.finished_workloads[key] = wl;
+  MarkWorkload(key, Change::kModified);
+  return wl;
+}
+
+ObjectView AdmissionState::ViewOf(const ConfigObject& object) const {
+  ObjectView view{object, std::nullopt, {}};
+  if (const auto* cq = std::get_if<ClusterQueue>(&object)) {
+    view.status = ClusterQueueStatusOf(cq->meta.name);
+  } else if (const auto* lq = std::get_if<LocalQueue>(&object)) {
+    view.status = LocalQueueStatusOf(*lq);
+  } else if (std::holds_alternative<AdmissionCheck>(object)) {
+    view.conditions.push_back(Condition{kConditionActive, "True", "Active",
+                                        "The admission check is active",
+                                        MetaOf(object).creation_timestamp});
+  }
+  return view;
+}
+
+WorkloadView AdmissionState::ViewOf(const Workload& wl) const {
+  WorkloadView view{wl, {}, std::nullopt};
+  if (HoldsQuota(wl)) {
+    for (const PodSetAssignment& psa : wl.admission->pod_set_assignments) {
+      PodSetPlacement placement{psa.name, {}};
+      std::set<std::string> seen;
+      for (const auto& [resource, flavor_name] : psa.flavors) {
+        if (!seen.insert(flavor_name).second) continue;
+        FlavorPlacement fp{flavor_name, {}, {}};
+        auto flavor = flavors_.find(flavor_name);
+        if (flavor != flavors_.end()) {
+          fp.node_labels = flavor->second.node_labels;
+          fp.tolerations = flavor->second.tolerations;
+        }
+        placement.flavors.push_back(std::move(fp));
+      }
+      view.placements.push_back(std::move(placement));
+    }
+  }
+  view.position = queues_.PositionOf(KeyOf(wl));
+  return view;
+}
+
+QueueStatus AdmissionState::ClusterQueueStatusOf(
+    const std::string& name) const {
+  QueueStatus status;
+  const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(name);
+  const ClusterQueue& spec = cluster_queues_.at(name);
+  if (cq != nullptr) {
+    status.conditions.push_back(Condition{
+        kConditionActive, cq->active ? "True" : "False", cq->active_reason,
+        cq->active_message, spec.meta.creation_timestamp});
+    bool in_cohort = cq->parent != nullptr;
+    status.flavors_reservation = UsageByFlavor(
+        spec.resource_groups, cq->node.usage, &cq->node, in_cohort);
+    status.flavors_usage = UsageByFlavor(
+        spec.resource_groups, cq->admitted_usage, &cq->node, in_cohort);
+  }
+  status.pending_workloads = queues_.PendingCount(name);
+  for (const auto& [key, wl] : workloads_) {
+    if (!HoldsQuota(wl) || wl.admission->cluster_queue != name) continue;
+    ++status.reserving_workloads;
+    if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
+      ++status.admitted_workloads;
+    }
+  }
+  return status;
+}
+
+QueueStatus AdmissionState::LocalQueueStatusOf(const LocalQueue& lq) const {
+  QueueStatus status;
+  Condition active{kConditionActive, "True", "Ready",
+                   "Can submit new workloads to localQueue",
+                   lq.meta.creation_timestamp};
+  const cache::ClusterQueueSnapshot* cq =
+      cache_.FindClusterQueue(lq.cluster_queue);
+  if (lq.stop_policy != StopPolicy::kNone) {
+    active = {kConditionActive, "False", "Stopped", "LocalQueue is stopped",
+              lq.meta.creation_timestamp};
+  } else if (cq == nullptr) {
+    active = {kConditionActive, "False", "ClusterQueueDoesNotExist",
+              "Can't submit new workloads to clusterQueue",
+              lq.meta.creation_timestamp};
+  } else if (!cq->active) {
+    active = {kConditionActive, "False", "ClusterQueueIsInactive",
+              "Can't submit new workloads to clusterQueue",
+              lq.meta.creation_timestamp};
+  }
+  status.conditions.push_back(active);
+  cache::FlavorResourceQuantities reserved, admitted;
+  for (const auto& [key, wl] : workloads_) {
+    if (key.first != lq.meta.namespace_name || wl.queue_name != lq.meta.name) {
+      continue;
+    }
+    if (!HoldsQuota(wl)) {
+      if (queues_.Contains(key)) ++status.pending_workloads;
+      continue;
+    }
+    ++status.reserving_workloads;
+    cache::FlavorResourceQuantities usage = cache::UsageOf(*wl.admission);
+    for (const auto& [fr, v] : usage) {
+      reserved[fr] = SaturatingAdd(reserved[fr], v);
+    }
+    if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
+      ++status.admitted_workloads;
+      for (const auto& [fr, v] : usage) {
+        admitted[fr] = SaturatingAdd(admitted[fr], v);
+      }
+    }
+  }
+  if (cq != nullptr) {
+    status.flavors_reservation =
+        UsageByFlavor(cq->spec.resource_groups, reserved, nullptr, false);
+    status.flavors_usage =
+        UsageByFlavor(cq->spec.resource_groups, admitted, nullptr, false);
+  }
+  return status;
+}
+
+void AdmissionState::MarkWorkload(const NamespacedName& key, Change change) {
+  auto [it, inserted] = changes_.workloads.emplace(key, change);
+  if (!inserted && it->second != Change::kAdded) it->second = change;
+}
+
+void AdmissionState::MarkObject(const ObjectKey& key, Change type) {
+  auto [it, inserted] = changes_.objects.emplace(key, type);
+  if (!inserted) {
+    if (it->second == Change::kAdded && type == Change::kDeleted) {
+      // Created and deleted in one batch: nothing to store.
+      changes_.objects.erase(it);
+      changes_.deleted_objects.erase(key);
+      return;
+    }
+    if (it->second != Change::kAdded) it->second = type;
+  }
+}
+
+const ConfigObject* AdmissionState::FindObject(const ObjectKey& key) const {
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : &it->second;
+}
+
+}  // namespace kq::admission

@@ -1,0 +1,214 @@
+#pragma once
+
+// Everything admission decides on, in memory: the configuration objects,
+// the unfinished workloads, the quota tree and the queues, with the
+// operations that change them (apply, submit, finish, scheduling passes).
+// Pure: no I/O, no threads, no clock reads (time is a parameter). The live
+// server's engine owns one and adds durability, threads and events; `kq
+// simulate` owns one and adds nothing, so both decide alike.
+
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+#include "server/cache/cache.h"
+#include "server/core/objects.h"
+#include "server/queue/manager.h"
+
+namespace kq::admission {
+
+// Usage of one resource of one flavor, for queue status.
+struct ResourceUsage {
+  std::string name;
+  Quantity total;
+  Quantity borrowed;
+};
+
+struct FlavorUsage {
+  std::string name;
+  std::vector<ResourceUsage> resources;
+};
+
+// Computed status of a ClusterQueue or LocalQueue (Kueue's status fields).
+struct QueueStatus {
+  std::vector<Condition> conditions;
+  std::vector<FlavorUsage> flavors_reservation;
+  std::vector<FlavorUsage> flavors_usage;
+  int32_t pending_workloads = 0;
+  int32_t reserving_workloads = 0;
+  int32_t admitted_workloads = 0;
+};
+
+// A configuration object as read: the object plus computed status.
+struct ObjectView {
+  ConfigObject object;
+  // Set for ClusterQueue and LocalQueue.
+  std::optional<QueueStatus> status;
+  // Set for AdmissionCheck: its Active condition.
+  std::vector<Condition> conditions;
+};
+
+// Where to run one flavor of an admitted pod set.
+struct FlavorPlacement {
+  std::string flavor;
+  Labels node_labels;
+  std::vector<Toleration> tolerations;
+};
+
+struct PodSetPlacement {
+  std::string pod_set;
+  std::vector<FlavorPlacement> flavors;
+};
+
+// A workload as read, with where to run it once admitted.
+struct WorkloadView {
+  Workload workload;
+  std::vector<PodSetPlacement> placements;
+  // 0-based position in its ClusterQueue while pending.
+  std::optional<int64_t> position;
+};
+
+// What changed since the last TakeChanges(), for persistence and events.
+enum class Change { kAdded, kModified, kDeleted };
+
+struct Changes {
+  std::map<ObjectKey, Change> objects;
+  // The last state of objects deleted (for their DELETED events).
+  std::map<ObjectKey, ConfigObject> deleted_objects;
+  std::map<NamespacedName, Change> workloads;
+  // Workloads that finished; no longer among workloads().
+  std::map<NamespacedName, Workload> finished_workloads;
+
+  bool empty() const { return objects.empty() && workloads.empty(); }
+};
+
+// Limits of one RunPasses call.
+struct PassLimits {
+  int max_passes = INT_MAX;
+  // Checked after each pass; true stops (a time budget).
+  std::function<bool()> out_of_time = [] { return false; };
+};
+
+// Thread-compatible: one owner thread.
+class AdmissionState {
+ public:
+  AdmissionState() = default;
+  AdmissionState(const AdmissionState&) = delete;
+  AdmissionState& operator=(const AdmissionState&) = delete;
+
+  // ---- Loading (no change recorded) ------------------------------------
+  void Clear();
+  void LoadObject(ConfigObject object);
+  void LoadWorkload(Workload workload);
+
+  // ---- Configuration ---------------------------------------------------
+  const ConfigObject* FindObject(const ObjectKey& key) const;
+  const std::map<ObjectKey, ConfigObject>& objects() const { return objects_; }
+  const std::map<std::string, ClusterQueue>& cluster_queues() const {
+    return cluster_queues_;
+  }
+  const std::map<std::string, ResourceFlavor>& flavors() const {
+    return flavors_;
+  }
+  const std::map<NamespacedName, LocalQueue>& local_queues() const {
+    return local_queues_;
+  }
+  const std::map<std::string, AdmissionCheck>& admission_checks() const {
+    return admission_checks_;
+  }
+
+  // Creates or replaces an already validated object. Returns "created",
+  // "configured" or "unchanged" (then nothing changes). New objects get
+  // `uid` and `now` as creation time; replaced ones keep theirs.
+  std::string PutObject(ConfigObject object, const std::string& uid,
+                        absl::Time now);
+  // Removes an object. FailedPrecondition when a ResourceFlavor is used by
+  // a ClusterQueue or a ClusterQueue still has workloads holding quota;
+  // NotFound when absent.
+  absl::Status RemoveObject(const ObjectKey& key);
+  // Rebuilds the quota tree and the queues after configuration changed.
+  // Usage is recomputed from the workloads holding quota.
+  void Rebuild(absl::Time now);
+  bool config_changed() const { return config_changed_; }
+
+  // NotFound naming the field when the workload's priority class exists
+  // neither here nor among `pending` objects.
+  absl::Status CheckPriorityClass(
+      const Workload& workload, const std::vector<ConfigObject>& pending) const;
+
+  // ---- Workloads -------------------------------------------------------
+  const std::map<NamespacedName, Workload>& workloads() const {
+    return workloads_;
+  }
+  const Workload* FindWorkload(const NamespacedName& key) const;
+  // A workload finished since the last TakeChanges(), or nullptr.
+  const Workload* FindRecentlyFinished(const NamespacedName& key) const;
+  // Adds a new, validated, named workload as pending (status cleared),
+  // resolves its priority and queues it.
+  const Workload& AddWorkload(Workload workload, const std::string& uid,
+                              absl::Time now);
+  // Finishes a workload with `reason` (Succeeded, Failed, Cancelled),
+  // releasing its quota. NotFound when it is not among workloads().
+  absl::StatusOr<Workload> FinishWorkload(const NamespacedName& key,
+                                          const std::string& reason,
+                                          const std::string& message,
+                                          absl::Time now);
+
+  // ---- Scheduling ------------------------------------------------------
+  // Runs Kueue scheduling passes (at most one head per ClusterQueue each)
+  // until a pass admits and parks nothing, or a limit is hit. Returns the
+  // number of passes run.
+  int RunPasses(absl::Time now, const PassLimits& limits = {});
+  // Whether something happened that a scheduling pass should look at.
+  bool needs_scheduling() const { return needs_scheduling_; }
+  void set_needs_scheduling() { needs_scheduling_ = true; }
+
+  // ---- Reads -----------------------------------------------------------
+  ObjectView ViewOf(const ConfigObject& object) const;
+  WorkloadView ViewOf(const Workload& workload) const;
+  // The ClusterQueue a workload is admitted to or would be queued in.
+  std::string ClusterQueueForWorkload(const Workload& workload) const;
+
+  // ---- Changes ---------------------------------------------------------
+  // Returns and forgets what changed since the last call.
+  Changes TakeChanges();
+  // Sets the revision of a changed object or workload still in memory.
+  void StampRevision(const ObjectKey& key, int64_t revision);
+  void StampRevision(const NamespacedName& key, int64_t revision);
+
+ private:
+  void EnqueueOrBlock(Workload& workload, absl::Time now);
+  void ReserveQuota(Workload& workload, Admission admission, absl::Time now);
+  void ReleaseQuota(const Workload& workload);
+  void QueueInadmissibleInTree(const std::string& cluster_queue);
+  void ResolvePriority(Workload& workload) const;
+  void MarkWorkload(const NamespacedName& key, Change change);
+  void MarkObject(const ObjectKey& key, Change change);
+  QueueStatus ClusterQueueStatusOf(const std::string& name) const;
+  QueueStatus LocalQueueStatusOf(const LocalQueue& lq) const;
+
+  std::map<ObjectKey, ConfigObject> objects_;
+  std::map<std::string, ResourceFlavor> flavors_;
+  std::map<std::string, ClusterQueue> cluster_queues_;
+  std::map<std::string, Cohort> cohorts_;
+  std::map<NamespacedName, LocalQueue> local_queues_;
+  std::map<std::string, WorkloadPriorityClass> priority_classes_;
+  std::map<std::string, AdmissionCheck> admission_checks_;
+  std::map<std::string, Namespace> namespaces_;
+  std::map<NamespacedName, Workload> workloads_;
+  cache::Cache cache_;
+  queue::Manager queues_;
+  Changes changes_;
+  bool config_changed_ = false;
+  bool needs_scheduling_ = false;
+};
+
+}  // namespace kq::admission
