@@ -126,6 +126,20 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
 
   CLI::App* version = app.add_subcommand("version", "Print the kq version");
 
+  SimulateOptions simulate_options;
+  std::vector<std::string> scenario_files;
+  CLI::App* simulate = app.add_subcommand(
+      "simulate",
+      "Run Kueue's admission rules offline on a scenario (no server)");
+  simulate->add_option("-f,--filename", scenario_files, "Scenario file, or -")
+      ->required();
+  simulate->add_option("--passes", simulate_options.passes,
+                       "Scheduling passes to run (default: until nothing "
+                       "changes)");
+  simulate->add_option("-o,--output", simulate_options.output,
+                       "wide|json|yaml");
+  AddNamespaceOption(simulate, ns);
+
   std::vector<const char*> argv;
   for (const std::string& arg : args) {
     argv.push_back(arg.c_str());
@@ -140,6 +154,17 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
 
   if (version->parsed()) {
     return RunVersion(*env.out);
+  }
+  if (simulate->parsed()) {
+    simulate_options.namespace_name = ns;
+    for (const std::string& file : scenario_files) {
+      ManifestSource source;
+      if (!ReadSource(file, env, source)) {
+        return kExitError;
+      }
+      simulate_options.sources.push_back(std::move(source));
+    }
+    return RunSimulate(simulate_options, *env.out, *env.err);
   }
   CommandContext ctx{.client = env.connect(server),
                      .out = *env.out,

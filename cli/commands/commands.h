@@ -124,4 +124,19 @@ int RunDelete(const DeleteOptions& options, CommandContext& ctx);
 // `kq version`: the client version.
 int RunVersion(std::ostream& out);
 
+struct SimulateOptions {
+  std::vector<ManifestSource> sources;
+  // Passes to run; negative: until a pass changes nothing.
+  int passes = -1;
+  // "" or "wide" (a table), "json" or "yaml" (a Kueue List of workloads).
+  std::string output;
+  // Given to LocalQueues and Workloads that name no namespace.
+  std::string namespace_name = "default";
+};
+
+// Runs the admission core offline on the scenario and prints every workload
+// after the passes. Needs no server.
+int RunSimulate(const SimulateOptions& options, std::ostream& out,
+                std::ostream& err);
+
 }  // namespace kq::cli

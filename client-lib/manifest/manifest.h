@@ -4,6 +4,7 @@
 // (kueue.x-k8s.io/v1beta1 and v1beta2 objects, v1 Namespace, batch/v1 Job)
 // and writes Kueue-shaped JSON/YAML for `kq get -o json|yaml`.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,10 +43,30 @@ struct Document {
 // Parses multi-document YAML or JSON. Empty documents are skipped.
 // InvalidArgument only when the text is not YAML at all (with line and
 // column); per-document problems are reported in Document::status.
+//
+// Details of the contract:
+// - Document::index counts the non-empty documents, from 1.
+// - Text starting with '{' or '[' may also be a stream of JSON values
+//   (`kubectl get -o json` output, one object after another).
+// - A `v1` `List` (what MakeList() prints) yields one Document per item,
+//   all with the List's index.
+// - Plain YAML scalars are typed by YAML 1.2's core schema (16 is a number,
+//   true a boolean, "16" and 'true' strings); a string field given a
+//   number, or a quantity given a list, is an INVALID_ARGUMENT naming the
+//   field. Quantities may be numbers and keep the text written (16 -> "16").
+// - Unknown fields add `unknown field "spec.foo"` to Document::warnings;
+//   server-computed `status` and kubectl's metadata (managedFields, ...)
+//   are read where kq models them and otherwise ignored silently.
 absl::StatusOr<std::vector<Document>> ParseManifests(absl::string_view text);
 
 // Kueue-shaped objects (apiVersion kueue.x-k8s.io/v1beta1, Kueue's camelCase
-// field names, quantities as strings), for -o json and -o yaml.
+// field names, quantities as strings), for -o json and -o yaml. Empty
+// fields are omitted as Kubernetes' omitempty does, but a sub-object the
+// proto has set is written even when empty (`namespaceSelector: {}`), so
+// ParseManifests(ToYaml(ToKueueJson(x))) gives back x. A pod set without a
+// template gets a minimal one that derives back to its requests, node
+// selector, tolerations and node affinity. A ConfigObject with no kind set
+// yields JSON null.
 nlohmann::json ToKueueJson(const v1::ConfigObject& object);
 nlohmann::json ToKueueJson(const v1::Workload& workload);
 // {"apiVersion": "v1", "kind": "List", "items": [...]}.
@@ -57,7 +78,11 @@ std::string ToYaml(const nlohmann::json& json);
 // Per-pod requests of a Kubernetes pod template spec (the "spec" of a
 // PodTemplateSpec), as Kueue computes them: max(sum of containers plus
 // restartable init containers, max of init containers), plus overhead;
-// limits stand in for requests a container does not set.
+// limits stand in for requests a container does not set. Sums are exact
+// and printed canonically ("500m" + "1" = "1500m"; binary suffixes only when
+// every addend had one). Returns InvalidArgument naming the field relative
+// to the pod spec ("containers[0].resources.requests[cpu]: ...") for a
+// wrong type or a malformed quantity, or when a sum overflows.
 absl::StatusOr<std::map<std::string, std::string>> PodRequests(
     const nlohmann::json& pod_spec);
 

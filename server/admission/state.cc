@@ -152,6 +152,14 @@ void AdmissionState::LoadWorkload(Workload workload) {
   config_changed_ = true;
 }
 
+void AdmissionState::ResolvePriorities() {
+  for (auto& [key, wl] : workloads_) {
+    if (wl.priority != 0 || wl.priority_class_name.empty()) continue;
+    auto wpc = priority_classes_.find(wl.priority_class_name);
+    if (wpc != priority_classes_.end()) wl.priority = wpc->second.value;
+  }
+}
+
 std::string AdmissionState::PutObject(ConfigObject object,
                                       const std::string& uid, absl::Time now) {
   ObjectKey key = KeyOf(object);

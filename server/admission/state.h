@@ -109,6 +109,10 @@ class AdmissionState {
   void LoadObject(ConfigObject object);
   void LoadWorkload(Workload workload);
 
+  // Gives loaded workloads that name a priority class but carry no
+  // priority (0) the class's value, as Kueue does when it creates them.
+  void ResolvePriorities();
+
   // ---- Configuration ---------------------------------------------------
   const ConfigObject* FindObject(const ObjectKey& key) const;
   const std::map<ObjectKey, ConfigObject>& objects() const { return objects_; }

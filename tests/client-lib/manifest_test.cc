@@ -1,0 +1,1641 @@
+#include "client-lib/manifest/manifest.h"
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "kq/v1/objects.pb.h"
+#include "kq/v1/workload.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace kq::manifest {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+MATCHER_P(EqualsProto, want, "") {
+  std::string diff;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&diff);
+  if (differencer.Compare(want, arg)) return true;
+  *result_listener << "\n" << diff;
+  return false;
+}
+
+template <typename T>
+T ParseTextProto(const std::string& text) {
+  T message;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &message))
+      << text;
+  return message;
+}
+
+// The CI checkout has shared/ beside the repository; developer machines
+// have /work/shared.
+fs::path ExamplesDir() {
+  for (const fs::path& dir :
+       {fs::path(KQ_SOURCE_DIR) / ".." / "shared" / "examples",
+        fs::path("/work/shared/examples")}) {
+    if (fs::is_directory(dir)) return dir;
+  }
+  return {};
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<Document> ParseExample(const std::string& relative) {
+  const fs::path path = ExamplesDir() / relative;
+  EXPECT_TRUE(fs::exists(path)) << path;
+  absl::StatusOr<std::vector<Document>> docs = ParseManifests(ReadFile(path));
+  EXPECT_TRUE(docs.ok()) << relative << ": " << docs.status();
+  return docs.ok() ? *std::move(docs) : std::vector<Document>{};
+}
+
+// Parses text that must hold exactly one document.
+Document ParseOne(const std::string& text) {
+  absl::StatusOr<std::vector<Document>> docs = ParseManifests(text);
+  EXPECT_TRUE(docs.ok()) << docs.status();
+  if (!docs.ok() || docs->size() != 1) {
+    ADD_FAILURE() << "want exactly one document in:\n" << text;
+    return Document{};
+  }
+  return (*docs)[0];
+}
+
+// Parses one document that must convert cleanly (OK, no warnings).
+Document ParseClean(const std::string& text) {
+  Document doc = ParseOne(text);
+  EXPECT_TRUE(doc.status.ok()) << doc.status << "\n" << text;
+  EXPECT_THAT(doc.warnings, IsEmpty());
+  return doc;
+}
+
+// ---------------------------------------------------------------------------
+// Every example manifest.
+
+TEST(ExamplesTest, EveryExampleFileParses) {
+  const fs::path root = ExamplesDir();
+  ASSERT_FALSE(root.empty()) << "examples not found";
+  const std::set<std::string> unsupported = {
+      "MultiKueueConfig", "MultiKueueCluster", "ProvisioningRequestConfig"};
+  int files = 0;
+  int documents = 0;
+  for (const fs::directory_entry& entry :
+       fs::recursive_directory_iterator(root)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    SCOPED_TRACE(entry.path().string());
+    absl::StatusOr<std::vector<Document>> docs =
+        ParseManifests(ReadFile(entry.path()));
+    ASSERT_TRUE(docs.ok()) << docs.status();
+    ASSERT_FALSE(docs->empty());
+    for (const Document& doc : *docs) {
+      ++documents;
+      SCOPED_TRACE(doc.kind + " " + doc.name);
+      if (entry.path().filename() == "lending-limit-snippet.yaml") {
+        // A fragment of a ClusterQueue, not an object.
+        EXPECT_EQ(doc.status.code(), absl::StatusCode::kInvalidArgument);
+        continue;
+      }
+      if (unsupported.count(doc.kind) > 0) {
+        EXPECT_EQ(doc.status.code(), absl::StatusCode::kUnimplemented);
+        EXPECT_EQ(doc.status.message(), "kind " + doc.kind + " (" +
+                                            doc.api_version +
+                                            ") is not supported by kq yet");
+        continue;
+      }
+      ASSERT_TRUE(doc.status.ok()) << doc.status;
+      EXPECT_NE(doc.config_object.has_value(), doc.workload.has_value());
+      // Only the two known notes; never an unknown field.
+      for (const std::string& warning : doc.warnings) {
+        EXPECT_TRUE(absl::StrContains(warning, "is not suspended") ||
+                    absl::StrContains(warning,
+                                      "admissionScope is not "
+                                      "supported yet"))
+            << warning;
+      }
+    }
+  }
+  EXPECT_GE(files, 25);
+  EXPECT_GE(documents, 45);
+}
+
+TEST(ExamplesTest, SeedClusterQueue) {
+  const std::vector<Document> docs = ParseExample("seed/cluster-queue.yaml");
+  ASSERT_EQ(docs.size(), 1u);
+  const Document& doc = docs[0];
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  EXPECT_EQ(doc.index, 1);
+  EXPECT_EQ(doc.api_version, "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(doc.kind, "ClusterQueue");
+  EXPECT_EQ(doc.name, "ai-training-queue");
+  EXPECT_THAT(doc.warnings, IsEmpty());
+  ASSERT_TRUE(doc.config_object.has_value());
+  ASSERT_TRUE(doc.config_object->has_cluster_queue());
+  const v1::ClusterQueue& cq = doc.config_object->cluster_queue();
+  EXPECT_EQ(cq.metadata().name(), "ai-training-queue");
+  EXPECT_FALSE(cq.spec().has_namespace_selector());
+  EXPECT_EQ(cq.spec().queueing_strategy(), "BestEffortFIFO");
+  EXPECT_EQ(cq.spec().preemption().reclaim_within_cohort(), "Any");
+  EXPECT_EQ(cq.spec().preemption().within_cluster_queue(), "LowerPriority");
+  EXPECT_FALSE(cq.spec().preemption().has_borrow_within_cohort());
+  EXPECT_EQ(cq.spec().cohort_name(), "");
+  ASSERT_EQ(cq.spec().resource_groups_size(), 1);
+  const v1::ResourceGroup& group = cq.spec().resource_groups(0);
+  EXPECT_THAT(group.covered_resources(),
+              ElementsAre("cpu", "memory", "nvidia.com/gpu"));
+  ASSERT_EQ(group.flavors_size(), 2);
+  const v1::FlavorQuotas& gpu = group.flavors(0);
+  EXPECT_EQ(gpu.name(), "gpu-a100");
+  ASSERT_EQ(gpu.resources_size(), 3);
+  EXPECT_EQ(gpu.resources(0).name(), "nvidia.com/gpu");
+  EXPECT_EQ(gpu.resources(0).nominal_quota(), "16");
+  ASSERT_TRUE(gpu.resources(0).has_borrowing_limit());
+  EXPECT_EQ(gpu.resources(0).borrowing_limit(), "8");
+  EXPECT_FALSE(gpu.resources(0).has_lending_limit());
+  EXPECT_EQ(gpu.resources(1).name(), "cpu");
+  EXPECT_EQ(gpu.resources(1).nominal_quota(), "64");
+  EXPECT_FALSE(gpu.resources(1).has_borrowing_limit());
+  EXPECT_EQ(gpu.resources(2).nominal_quota(), "256Gi");
+  EXPECT_EQ(group.flavors(1).name(), "default-cpu");
+  EXPECT_EQ(group.flavors(1).resources(0).nominal_quota(), "128");
+  EXPECT_EQ(group.flavors(1).resources(1).nominal_quota(), "512Gi");
+}
+
+TEST(ExamplesTest, SeedResourceFlavorsLocalQueueAndPriorityClasses) {
+  const std::vector<Document> flavors =
+      ParseExample("seed/resource-flavors.yaml");
+  ASSERT_EQ(flavors.size(), 2u);
+  EXPECT_EQ(flavors[0].index, 1);
+  EXPECT_EQ(flavors[1].index, 2);
+  const v1::ResourceFlavor& gpu = flavors[0].config_object->resource_flavor();
+  EXPECT_THAT(gpu.spec().node_labels(),
+              UnorderedElementsAre(Pair("cloud.google.com/gke-accelerator",
+                                        "nvidia-tesla-a100")));
+  const v1::ResourceFlavor& cpu = flavors[1].config_object->resource_flavor();
+  EXPECT_EQ(cpu.metadata().name(), "default-cpu");
+  EXPECT_TRUE(cpu.has_spec());  // `spec: {}`
+  EXPECT_TRUE(cpu.spec().node_labels().empty());
+
+  const std::vector<Document> queues = ParseExample("seed/local-queue.yaml");
+  ASSERT_EQ(queues.size(), 1u);
+  EXPECT_EQ(queues[0].namespace_name, "team-ml");
+  const v1::LocalQueue& lq = queues[0].config_object->local_queue();
+  EXPECT_EQ(lq.metadata().namespace_(), "team-ml");
+  EXPECT_EQ(lq.metadata().name(), "ml-jobs");
+  EXPECT_EQ(lq.spec().cluster_queue(), "ai-training-queue");
+
+  const std::vector<Document> classes =
+      ParseExample("seed/workload-priority.yaml");
+  ASSERT_EQ(classes.size(), 2u);
+  const v1::WorkloadPriorityClass& production =
+      classes[0].config_object->workload_priority_class();
+  EXPECT_EQ(production.metadata().name(), "production-training");
+  EXPECT_EQ(production.value(), 1000);
+  EXPECT_EQ(production.description(),
+            "Production model training; may preempt lower-priority workloads");
+  EXPECT_EQ(classes[1].config_object->workload_priority_class().value(), 100);
+
+  const std::vector<Document> checks =
+      ParseExample("seed/admission-check.yaml");
+  ASSERT_EQ(checks.size(), 1u);
+  const v1::AdmissionCheck& ac = checks[0].config_object->admission_check();
+  EXPECT_EQ(ac.spec().controller_name(), "kueue.x-k8s.io/provisioning-request");
+  EXPECT_EQ(ac.spec().parameters().api_group(), "kueue.x-k8s.io");
+  EXPECT_EQ(ac.spec().parameters().kind(), "ProvisioningRequestConfig");
+  EXPECT_EQ(ac.spec().parameters().name(), "gpu-provision-config");
+}
+
+TEST(ExamplesTest, SeedTrainingJobBecomesAWorkload) {
+  const std::vector<Document> docs = ParseExample("seed/training-job.yaml");
+  ASSERT_EQ(docs.size(), 1u);
+  const Document& doc = docs[0];
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  EXPECT_EQ(doc.kind, "Job");
+  EXPECT_EQ(doc.name, "llm-finetune-0919");
+  EXPECT_THAT(doc.warnings, IsEmpty());  // It is suspended.
+  EXPECT_FALSE(doc.config_object.has_value());
+  ASSERT_TRUE(doc.workload.has_value());
+  const v1::Workload& wl = *doc.workload;
+  EXPECT_EQ(wl.metadata().name(), "job-llm-finetune-0919");
+  EXPECT_EQ(wl.metadata().namespace_(), "team-ml");
+  EXPECT_THAT(
+      wl.metadata().labels(),
+      UnorderedElementsAre(Pair("kueue.x-k8s.io/queue-name", "ml-jobs")));
+  EXPECT_EQ(wl.spec().queue_name(), "ml-jobs");
+  EXPECT_EQ(wl.spec().priority_class_name(), "");
+  ASSERT_EQ(wl.spec().pod_sets_size(), 1);
+  const v1::PodSet& main = wl.spec().pod_sets(0);
+  EXPECT_EQ(main.name(), "main");
+  EXPECT_EQ(main.count(), 4);
+  EXPECT_FALSE(main.has_min_count());
+  EXPECT_THAT(main.requests(),
+              UnorderedElementsAre(Pair("cpu", "8"), Pair("memory", "32Gi"),
+                                   Pair("nvidia.com/gpu", "1")));
+  const auto& template_fields = main.template_().fields();
+  ASSERT_EQ(template_fields.count("spec"), 1u);
+  EXPECT_EQ(template_fields.at("spec")
+                .struct_value()
+                .fields()
+                .at("restartPolicy")
+                .string_value(),
+            "Never");
+}
+
+TEST(ExamplesTest, LendingLimitSnippetIsNotAnObject) {
+  const std::vector<Document> docs =
+      ParseExample("seed/lending-limit-snippet.yaml");
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0].status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(docs[0].status.message(), "document must be an object, got a list");
+}
+
+TEST(ExamplesTest, GettingStarted) {
+  const std::vector<Document> setup =
+      ParseExample("kueue/getting-started/quick-start-setup.yaml");
+  ASSERT_EQ(setup.size(), 3u);
+  for (const Document& doc : setup) {
+    ASSERT_TRUE(doc.status.ok()) << doc.status;
+    EXPECT_EQ(doc.api_version, "kueue.x-k8s.io/v1beta2");
+    EXPECT_THAT(doc.warnings, IsEmpty());
+  }
+  const v1::ResourceFlavor& rf = setup[0].config_object->resource_flavor();
+  EXPECT_EQ(rf.metadata().name(), "default-flavor");
+  EXPECT_FALSE(rf.has_spec());
+  const v1::ClusterQueue& cq = setup[1].config_object->cluster_queue();
+  ASSERT_TRUE(cq.spec().has_namespace_selector());  // `{}`: every namespace
+  EXPECT_TRUE(cq.spec().namespace_selector().match_labels().empty());
+  EXPECT_TRUE(cq.spec().namespace_selector().match_expressions().empty());
+  EXPECT_EQ(
+      cq.spec().resource_groups(0).flavors(0).resources(0).nominal_quota(),
+      "9");
+  EXPECT_EQ(
+      cq.spec().resource_groups(0).flavors(0).resources(1).nominal_quota(),
+      "9Gi");
+  EXPECT_EQ(setup[2].config_object->local_queue().metadata().namespace_(),
+            "default");
+
+  const std::vector<Document> job =
+      ParseExample("kueue/getting-started/quick-start-job.yaml");
+  ASSERT_EQ(job.size(), 1u);
+  ASSERT_TRUE(job[0].status.ok()) << job[0].status;
+  EXPECT_THAT(job[0].warnings,
+              ElementsAre("Job sample-job is not suspended: under Kueue it "
+                          "would start before admission; kq admits it as a "
+                          "workload"));
+  const v1::Workload& wl = *job[0].workload;
+  EXPECT_EQ(wl.metadata().name(), "job-sample-job");
+  EXPECT_EQ(wl.spec().queue_name(), "user-queue");
+  EXPECT_EQ(wl.spec().pod_sets(0).count(), 3);
+  EXPECT_THAT(wl.spec().pod_sets(0).requests(),
+              UnorderedElementsAre(Pair("cpu", "1"), Pair("memory", "200Mi")));
+}
+
+TEST(ExamplesTest, PartialAdmissionJobHasMinCount) {
+  const std::vector<Document> docs =
+      ParseExample("kueue/jobs/sample-job-partial-admission.yaml");
+  ASSERT_EQ(docs.size(), 1u);
+  ASSERT_TRUE(docs[0].status.ok()) << docs[0].status;
+  const v1::PodSet& main = docs[0].workload->spec().pod_sets(0);
+  EXPECT_EQ(main.count(), 20);
+  ASSERT_TRUE(main.has_min_count());
+  EXPECT_EQ(main.min_count(), 5);
+  EXPECT_THAT(main.requests(),
+              UnorderedElementsAre(Pair("cpu", "1"), Pair("memory", "200Mi")));
+  EXPECT_EQ(docs[0].workload->metadata().annotations().at(
+                "kueue.x-k8s.io/job-min-parallelism"),
+            "5");
+}
+
+TEST(ExamplesTest, GenerateNameJob) {
+  const std::vector<Document> docs = ParseExample("kueue/jobs/sample-job.yaml");
+  ASSERT_EQ(docs.size(), 1u);
+  ASSERT_TRUE(docs[0].status.ok()) << docs[0].status;
+  EXPECT_EQ(docs[0].name, "");
+  const v1::Workload& wl = *docs[0].workload;
+  EXPECT_EQ(wl.metadata().name(), "");
+  EXPECT_EQ(wl.metadata().generate_name(), "job-sample-job-");
+  EXPECT_EQ(wl.metadata().namespace_(), "default");
+  EXPECT_THAT(docs[0].warnings,
+              ElementsAre(HasSubstr("Job sample-job-* is not suspended")));
+}
+
+TEST(ExamplesTest, MultiKueueKindsAreRefusedAndTheRestApplies) {
+  const std::vector<Document> docs =
+      ParseExample("kueue/multikueue/multikueue-setup.yaml");
+  ASSERT_EQ(docs.size(), 6u);
+  std::vector<std::string> kinds;
+  for (const Document& doc : docs) kinds.push_back(doc.kind);
+  EXPECT_THAT(kinds, ElementsAre("ResourceFlavor", "ClusterQueue", "LocalQueue",
+                                 "AdmissionCheck", "MultiKueueConfig",
+                                 "MultiKueueCluster"));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(docs[i].status.ok()) << docs[i].status;
+    EXPECT_EQ(docs[i].index, i + 1);
+  }
+  EXPECT_EQ(docs[4].status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(docs[4].status.message(),
+            "kind MultiKueueConfig (kueue.x-k8s.io/v1beta2) is not supported "
+            "by kq yet");
+  EXPECT_EQ(docs[4].name, "multikueue-test");
+  EXPECT_FALSE(docs[4].config_object.has_value());
+  EXPECT_EQ(docs[5].status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(docs[5].status.message(),
+            "kind MultiKueueCluster (kueue.x-k8s.io/v1beta2) is not supported "
+            "by kq yet");
+  const v1::ClusterQueue& cq = docs[1].config_object->cluster_queue();
+  ASSERT_EQ(cq.spec().admission_checks_size(), 1);
+  EXPECT_EQ(cq.spec().admission_checks(0).name(), "sample-multikueue");
+  EXPECT_TRUE(cq.spec().admission_checks(0).on_flavors().empty());
+}
+
+TEST(ExamplesTest, ProvisioningJobKeepsTolerations) {
+  const std::vector<Document> setup =
+      ParseExample("kueue/provisioning/provisioning-setup.yaml");
+  ASSERT_EQ(setup.size(), 5u);
+  EXPECT_EQ(setup[4].status.code(), absl::StatusCode::kUnimplemented);
+  const v1::ClusterQueue& cq = setup[1].config_object->cluster_queue();
+  ASSERT_EQ(cq.spec().admission_checks_size(), 1);
+  EXPECT_THAT(cq.spec().admission_checks(0).on_flavors(),
+              ElementsAre("default-flavor"));
+
+  const std::vector<Document> job =
+      ParseExample("kueue/provisioning/sample-job.yaml");
+  ASSERT_EQ(job.size(), 1u);
+  const v1::PodSet& main = job[0].workload->spec().pod_sets(0);
+  EXPECT_THAT(main.requests(),
+              UnorderedElementsAre(Pair("cpu", "100m"), Pair("memory", "100Mi"),
+                                   Pair("nvidia.com/gpu", "1")));
+  ASSERT_EQ(main.tolerations_size(), 1);
+  EXPECT_THAT(main.tolerations(0), EqualsProto(ParseTextProto<v1::Toleration>(
+                                       R"pb(key: "nvidia.com/gpu"
+                                            operator: "Exists"
+                                            effect: "NoSchedule")pb")));
+}
+
+TEST(ExamplesTest, AdminExamples) {
+  const std::vector<Document> minimal =
+      ParseExample("kueue/admin/minimal-cq.yaml");
+  ASSERT_EQ(minimal.size(), 1u);
+  const v1::ClusterQueue& cq = minimal[0].config_object->cluster_queue();
+  ASSERT_EQ(cq.spec().admission_checks_size(), 2);
+  EXPECT_EQ(cq.spec().admission_checks(0).name(), "sample-prov");
+  EXPECT_THAT(cq.spec().admission_checks(0).on_flavors(),
+              ElementsAre("default-flavor"));
+  EXPECT_EQ(cq.spec().admission_checks(1).name(), "sample-prov-2");
+  EXPECT_TRUE(cq.spec().admission_checks(1).on_flavors().empty());
+
+  const std::vector<Document> taints =
+      ParseExample("kueue/admin/resource-flavor-taints.yaml");
+  ASSERT_EQ(taints.size(), 1u);
+  EXPECT_THAT(taints[0].config_object->resource_flavor().spec().node_taints(),
+              ElementsAre(EqualsProto(ParseTextProto<v1::Taint>(
+                  R"pb(key: "spot" value: "true" effect: "NoSchedule")pb"))));
+
+  const std::vector<Document> shared =
+      ParseExample("kueue/admin/shared-quota-setup.yaml");
+  ASSERT_EQ(shared.size(), 5u);
+  EXPECT_EQ(shared[0].index, 1);
+  EXPECT_EQ(shared[4].index, 5);
+  const v1::ClusterQueue& team = shared[3].config_object->cluster_queue();
+  ASSERT_EQ(team.spec().resource_groups_size(), 2);
+  EXPECT_EQ(team.spec().resource_groups(1).flavors(0).resources(0).name(),
+            "cpu_credits");
+  EXPECT_EQ(
+      team.spec().resource_groups(1).flavors(0).resources(0).nominal_quota(),
+      "14");
+}
+
+TEST(ExamplesTest, AdmissionFairSharingWarnsAboutAdmissionScope) {
+  const std::vector<Document> docs =
+      ParseExample("kueue/admission-fs/admission-fair-sharing-setup.yaml");
+  ASSERT_EQ(docs.size(), 4u);
+  EXPECT_THAT(docs[1].warnings,
+              ElementsAre("spec.admissionScope: admissionScope is not "
+                          "supported yet and is ignored"));
+  EXPECT_EQ(docs[1].config_object->cluster_queue().spec().queueing_strategy(),
+            "StrictFIFO");
+  const v1::LocalQueue& lq = docs[2].config_object->local_queue();
+  ASSERT_TRUE(lq.spec().fair_sharing().has_weight());
+  EXPECT_EQ(lq.spec().fair_sharing().weight(), "1");
+}
+
+// ---------------------------------------------------------------------------
+// Errors.
+
+struct ErrorCase {
+  std::string name;
+  std::string yaml;
+  absl::StatusCode want_code;
+  std::string want_message;
+};
+
+void PrintTo(const ErrorCase& tc, std::ostream* os) { *os << tc.name; }
+
+class ParseErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ParseErrorTest, ReportsTheFieldAndTheReason) {
+  const ErrorCase& tc = GetParam();
+  const Document doc = ParseOne(tc.yaml);
+  EXPECT_EQ(doc.status.code(), tc.want_code) << doc.status;
+  EXPECT_EQ(doc.status.message(), tc.want_message);
+  EXPECT_FALSE(doc.config_object.has_value());
+  EXPECT_FALSE(doc.workload.has_value());
+}
+
+constexpr char kCqHeader[] = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+)";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ParseErrorTest,
+    ::testing::ValuesIn(std::vector<ErrorCase>{
+        {.name = "quota_is_a_list",
+         .yaml = std::string(kCqHeader) + R"(spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: a
+      resources: [{name: cpu, nominalQuota: 1}]
+    - name: b
+      resources:
+      - name: cpu
+        nominalQuota: [1]
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.resourceGroups[0].flavors[1].resources[0]."
+                         "nominalQuota: must be a quantity string or number, "
+                         "got a list"},
+        {.name = "covered_resources_is_a_string",
+         .yaml = std::string(kCqHeader) +
+                 "spec:\n  resourceGroups:\n  - coveredResources: cpu\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.resourceGroups[0].coveredResources: must be a "
+                         "list, got a string"},
+        {.name = "nominal_quota_missing",
+         .yaml = std::string(kCqHeader) + R"(spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: a, resources: [{name: cpu, borrowingLimit: 1}]}]
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.resourceGroups[0].flavors[0].resources[0]."
+                         "nominalQuota: required"},
+        {.name = "flavor_name_missing",
+         .yaml = std::string(kCqHeader) + R"(spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{resources: []}]
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.resourceGroups[0].flavors[0].name: required"},
+        {.name = "label_value_is_a_number",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+                 "metadata: {name: rf, labels: {team: 1}}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "metadata.labels[team]: must be a string, got a "
+                         "number"},
+        {.name = "spec_is_a_string",
+         .yaml = std::string(kCqHeader) + "spec: everything\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec: must be an object, got a string"},
+        {.name = "both_admission_check_forms_in_v1beta1",
+         .yaml = std::string(kCqHeader) + R"(spec:
+  admissionChecks: [a]
+  admissionChecksStrategy: {admissionChecks: [{name: b}]}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.admissionChecks: must not be set together "
+                         "with spec.admissionChecksStrategy"},
+        {.name = "admission_check_rule_without_name",
+         .yaml = std::string(kCqHeader) + R"(spec:
+  admissionChecksStrategy: {admissionChecks: [{onFlavors: [a]}]}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.admissionChecksStrategy.admissionChecks[0]."
+                         "name: required"},
+        {.name = "threshold_is_a_word",
+         .yaml = std::string(kCqHeader) + R"(spec:
+  preemption: {borrowWithinCohort: {maxPriorityThreshold: high}}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.preemption.borrowWithinCohort."
+                         "maxPriorityThreshold: must be an integer, got a "
+                         "string"},
+        {.name = "taints_is_an_object",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+                 "metadata: {name: rf}\nspec: {nodeTaints: {key: a}}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.nodeTaints: must be a list, got an object"},
+        {.name = "toleration_is_a_string",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+                 "metadata: {name: rf}\nspec: {tolerations: [spot]}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.tolerations[0]: must be an object, got a "
+                         "string"},
+        {.name = "missing_api_version",
+         .yaml = "kind: ClusterQueue\nmetadata: {name: cq}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "apiVersion: required"},
+        {.name = "api_version_is_a_number",
+         .yaml = "apiVersion: 1\nkind: ClusterQueue\nmetadata: {name: cq}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "apiVersion: must be a string, got a number"},
+        {.name = "missing_kind",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nmetadata: {name: cq}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "kind: required"},
+        {.name = "missing_metadata",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "metadata: required"},
+        {.name = "metadata_is_a_list",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+                 "metadata: [cq]\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "metadata: must be an object, got a list"},
+        {.name = "bad_creation_timestamp",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+                 "metadata: {name: cq, creationTimestamp: yesterday}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "metadata.creationTimestamp: must be an RFC 3339 "
+                         "time, got \"yesterday\""},
+        {.name = "priority_value_out_of_range",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\n"
+                 "kind: WorkloadPriorityClass\nmetadata: {name: p}\n"
+                 "value: 3000000000\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "value: must be an integer between -2147483648 and "
+                         "2147483647, got 3000000000"},
+        {.name = "pod_set_count_is_quoted",
+         .yaml =
+             "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
+             "metadata: {name: w, namespace: ns}\n"
+             "spec: {queueName: q, podSets: [{name: main, count: \"4\"}]}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.podSets[0].count: must be an integer, got a "
+                         "string"},
+        {.name = "unknown_kind",
+         .yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+         .want_code = absl::StatusCode::kUnimplemented,
+         .want_message = "kind Deployment (apps/v1) is not supported by kq: "
+                         "kq reads kueue.x-k8s.io objects, v1 Namespace and "
+                         "batch/v1 Job"},
+        {.name = "unsupported_kueue_kind",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
+                 "metadata: {name: t}\n",
+         .want_code = absl::StatusCode::kUnimplemented,
+         .want_message = "kind Topology (kueue.x-k8s.io/v1beta1) is not "
+                         "supported by kq yet"},
+        {.name = "kind_not_served_in_version",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: ClusterQueue\n"
+                 "metadata: {name: cq}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "apiVersion: ClusterQueue is not served in "
+                         "kueue.x-k8s.io/v1alpha1; use kueue.x-k8s.io/v1beta1 "
+                         "or kueue.x-k8s.io/v1beta2"},
+        {.name = "job_without_queue_label",
+         .yaml = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: plain}
+spec: {template: {spec: {containers: []}}}
+)",
+         .want_code = absl::StatusCode::kFailedPrecondition,
+         .want_message = "Job plain has no kueue.x-k8s.io/queue-name label; "
+                         "kq manages only labelled Jobs"},
+        {.name = "job_min_parallelism_not_a_number",
+         .yaml = R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  labels: {kueue.x-k8s.io/queue-name: q}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: five}
+spec: {suspend: true, template: {spec: {containers: []}}}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "metadata.annotations[kueue.x-k8s.io/"
+                         "job-min-parallelism]: must be an integer, got "
+                         "\"five\""},
+        {.name = "job_parallelism_is_quoted",
+         .yaml = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: q}}
+spec: {suspend: true, parallelism: "4", template: {spec: {}}}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.parallelism: must be an integer, got a string"},
+        {.name = "job_without_template",
+         .yaml = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: q}}
+spec: {suspend: true}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.template: required"},
+        {.name = "job_request_is_not_a_quantity",
+         .yaml = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  suspend: true
+  template:
+    spec:
+      containers:
+      - resources: {requests: {cpu: lots}}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.template.spec.containers[0].resources."
+                         "requests[cpu]: \"lots\" is not a quantity: it has "
+                         "no digits"},
+        {.name = "node_selector_value_is_a_bool",
+         .yaml = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  suspend: true
+  template: {spec: {nodeSelector: {spot: true}}}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.template.spec.nodeSelector[spot]: must be a "
+                         "string, got a boolean"},
+        {.name = "document_is_a_string",
+         .yaml = "hello\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "document must be an object, got a string"},
+        {.name = "list_items_is_not_a_list",
+         .yaml = "apiVersion: v1\nkind: List\nitems: {a: 1}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "items: must be a list, got an object"},
+    }),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ParseManifestsTest, YamlSyntaxErrorFailsTheWholeCall) {
+  absl::StatusOr<std::vector<Document>> docs = ParseManifests(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: [a\n---\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(docs.status().message(), HasSubstr("yaml: line "));
+  EXPECT_THAT(docs.status().message(), HasSubstr("column"));
+}
+
+TEST(ParseManifestsTest, EmptyInputHasNoDocuments) {
+  absl::StatusOr<std::vector<Document>> docs = ParseManifests("# nothing\n");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  EXPECT_TRUE(docs->empty());
+}
+
+TEST(ParseManifestsTest, ABadDocumentDoesNotAffectTheOthers) {
+  absl::StatusOr<std::vector<Document>> docs = ParseManifests(R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a, labels: {env: prod}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: team-a}
+spec: {clusterQueue: [cq]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq2, namespace: team-a}
+spec: {clusterQueue: cq}
+)");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_EQ(docs->size(), 3u);
+  EXPECT_TRUE((*docs)[0].status.ok());
+  EXPECT_THAT((*docs)[0].config_object->namespace_().metadata().labels(),
+              UnorderedElementsAre(Pair("env", "prod")));
+  // The failed document is still named, so the CLI can say which it was.
+  EXPECT_EQ((*docs)[1].index, 2);
+  EXPECT_EQ((*docs)[1].kind, "LocalQueue");
+  EXPECT_EQ((*docs)[1].name, "lq");
+  EXPECT_EQ((*docs)[1].namespace_name, "team-a");
+  EXPECT_EQ((*docs)[1].status.message(),
+            "spec.clusterQueue: must be a string, got a list");
+  EXPECT_TRUE((*docs)[2].status.ok());
+  EXPECT_EQ((*docs)[2].index, 3);
+}
+
+TEST(ParseManifestsTest, DuplicateKeysFailTheirDocument) {
+  absl::StatusOr<std::vector<Document>> docs = ParseManifests(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: a, name: b}\n");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_EQ(docs->size(), 1u);
+  EXPECT_EQ((*docs)[0].status.message(), "metadata.name: duplicate key");
+}
+
+// ---------------------------------------------------------------------------
+// Warnings.
+
+TEST(WarningsTest, UnknownFieldsAreReportedNotFatal) {
+  const Document doc = ParseOne(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq, bogus: 1}
+spec:
+  foo: bar
+  cohortName: wrong-version
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: a, extra: true, resources: [{name: cpu, nominalQuota: 1}]}]
+extra: {}
+)");
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  EXPECT_THAT(doc.warnings,
+              UnorderedElementsAre("unknown field \"metadata.bogus\"",
+                                   "unknown field \"spec.foo\"",
+                                   "unknown field \"spec.cohortName\"",
+                                   "unknown field \"spec.resourceGroups[0]."
+                                   "flavors[0].extra\"",
+                                   "unknown field \"extra\""));
+  EXPECT_EQ(doc.config_object->cluster_queue().spec().cohort_name(), "");
+}
+
+TEST(WarningsTest, KubectlExportedFieldsAreAcceptedSilently) {
+  const Document doc = ParseClean(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cq
+  generation: 3
+  finalizers: [kueue.x-k8s.io/resource-in-use]
+  managedFields: [{manager: kubectl}]
+  resourceVersion: "abc"
+spec: {}
+status:
+  conditions: [{type: Active, status: "True", reason: Ready, message: ok,
+                observedGeneration: 3,
+                lastTransitionTime: "2026-01-02T03:04:05Z"}]
+  fairSharing: {weightedShare: 0}
+  pendingWorkloads: 2
+)");
+  const v1::ClusterQueue& cq = doc.config_object->cluster_queue();
+  EXPECT_EQ(cq.metadata().revision(), 0);  // Not a kq revision.
+  EXPECT_EQ(cq.status().pending_workloads(), 2);
+  ASSERT_EQ(cq.status().conditions_size(), 1);
+  EXPECT_EQ(cq.status().conditions(0).last_transition_time().seconds(),
+            1767323045);
+}
+
+TEST(WarningsTest, DeprecatedV1beta1FungibilityValuesAreMapped) {
+  const Document doc = ParseOne(std::string(kCqHeader) + R"(spec:
+  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}
+)");
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  const v1::FlavorFungibility& f =
+      doc.config_object->cluster_queue().spec().flavor_fungibility();
+  EXPECT_EQ(f.when_can_borrow(), "MayStopSearch");
+  EXPECT_EQ(f.when_can_preempt(), "MayStopSearch");
+  EXPECT_THAT(doc.warnings,
+              ElementsAre("spec.flavorFungibility.whenCanBorrow: \"Borrow\" "
+                          "is deprecated; using \"MayStopSearch\"",
+                          "spec.flavorFungibility.whenCanPreempt: \"Preempt\" "
+                          "is deprecated; using \"MayStopSearch\""));
+
+  // v1beta2 does not have them: passed on for the server to refuse.
+  const Document v2 = ParseOne(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec: {flavorFungibility: {whenCanBorrow: Borrow}}
+)");
+  EXPECT_EQ(v2.config_object->cluster_queue()
+                .spec()
+                .flavor_fungibility()
+                .when_can_borrow(),
+            "Borrow");
+  EXPECT_THAT(v2.warnings, IsEmpty());
+}
+
+TEST(WarningsTest, RetryDelayMinutesIsIgnoredWithAWarning) {
+  const Document v1 = ParseOne(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata: {name: ac}
+spec: {controllerName: c, retryDelayMinutes: 15}
+)");
+  ASSERT_TRUE(v1.status.ok()) << v1.status;
+  EXPECT_THAT(v1.warnings, ElementsAre("spec.retryDelayMinutes: deprecated in "
+                                       "Kueue and ignored by kq"));
+  const Document v2 = ParseOne(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: ac}
+spec: {controllerName: c, retryDelayMinutes: 15}
+)");
+  EXPECT_THAT(v2.warnings,
+              ElementsAre("unknown field \"spec.retryDelayMinutes\""));
+}
+
+// ---------------------------------------------------------------------------
+// Versions and details.
+
+TEST(ClusterQueueTest, V1beta1CohortAndAdmissionCheckNames) {
+  const Document doc = ParseClean(std::string(kCqHeader) + R"(spec:
+  cohort: org
+  admissionChecks: [a, b]
+  fairSharing: {weight: 2}
+  stopPolicy: HoldAndDrain
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: f
+      resources: [{name: cpu, nominalQuota: 1.5, borrowingLimit: 1e3,
+                   lendingLimit: "0"}]
+)");
+  const v1::ClusterQueueSpec& spec = doc.config_object->cluster_queue().spec();
+  EXPECT_EQ(spec.cohort_name(), "org");
+  ASSERT_EQ(spec.admission_checks_size(), 2);
+  EXPECT_EQ(spec.admission_checks(0).name(), "a");
+  EXPECT_TRUE(spec.admission_checks(0).on_flavors().empty());
+  EXPECT_EQ(spec.admission_checks(1).name(), "b");
+  EXPECT_EQ(spec.fair_sharing().weight(), "2");
+  EXPECT_EQ(spec.stop_policy(), "HoldAndDrain");
+  const v1::ResourceQuota& quota =
+      spec.resource_groups(0).flavors(0).resources(0);
+  EXPECT_EQ(quota.nominal_quota(), "1.5");
+  EXPECT_EQ(quota.borrowing_limit(), "1000");
+  EXPECT_EQ(quota.lending_limit(), "0");
+}
+
+TEST(ClusterQueueTest, V1beta2CohortNameAndSelector) {
+  const Document doc = ParseClean(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  cohortName: org
+  namespaceSelector:
+    matchLabels: {team: a}
+    matchExpressions: [{key: env, operator: In, values: [prod, "1"]}]
+  preemption:
+    reclaimWithinCohort: LowerPriority
+    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}
+  flavorFungibility: {whenCanBorrow: TryNextFlavor,
+                      whenCanPreempt: TryNextFlavor,
+                      preference: PreemptionOverBorrowing}
+)");
+  const v1::ClusterQueueSpec& spec = doc.config_object->cluster_queue().spec();
+  EXPECT_EQ(spec.cohort_name(), "org");
+  EXPECT_THAT(spec.namespace_selector(),
+              EqualsProto(ParseTextProto<v1::LabelSelector>(R"pb(
+                match_labels { key: "team" value: "a" }
+                match_expressions {
+                  key: "env"
+                  operator: "In"
+                  values: "prod"
+                  values: "1"
+                })pb")));
+  EXPECT_EQ(spec.preemption().borrow_within_cohort().max_priority_threshold(),
+            100);
+  EXPECT_EQ(spec.flavor_fungibility().preference(), "PreemptionOverBorrowing");
+}
+
+TEST(CohortTest, ParentFieldByVersion) {
+  const Document alpha = ParseClean(R"(apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: child}
+spec: {parent: root}
+)");
+  EXPECT_EQ(alpha.config_object->cohort().spec().parent_name(), "root");
+  const Document beta = ParseClean(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: child}
+spec:
+  parentName: root
+  fairSharing: {weight: "0.5"}
+  resourceGroups: [{coveredResources: [cpu], flavors: [{name: f,
+    resources: [{name: cpu, nominalQuota: 4, lendingLimit: 4}]}]}]
+)");
+  const v1::CohortSpec& spec = beta.config_object->cohort().spec();
+  EXPECT_EQ(spec.parent_name(), "root");
+  EXPECT_EQ(spec.fair_sharing().weight(), "0.5");
+  EXPECT_EQ(spec.resource_groups(0).flavors(0).resources(0).lending_limit(),
+            "4");
+}
+
+TEST(MetadataTest, ReadsIdentityTimesAndRevisions) {
+  const Document doc = ParseClean(R"(apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-a
+  uid: 1234-abcd
+  resourceVersion: "42"
+  creationTimestamp: "2026-01-02T05:04:05.25+02:00"
+  labels: {kubernetes.io/metadata.name: team-a, "16": "true"}
+  annotations: {note: "x: y"}
+spec: {finalizers: [kubernetes]}
+status: {phase: Active}
+)");
+  EXPECT_THAT(doc.config_object->namespace_(),
+              EqualsProto(ParseTextProto<v1::Namespace>(R"pb(
+                metadata {
+                  name: "team-a"
+                  uid: "1234-abcd"
+                  revision: 42
+                  creation_timestamp { seconds: 1767323045 nanos: 250000000 }
+                  labels { key: "kubernetes.io/metadata.name" value: "team-a" }
+                  labels { key: "16" value: "true" }
+                  annotations { key: "note" value: "x: y" }
+                })pb")));
+}
+
+TEST(WorkloadTest, V1beta2PriorityClassRefAndStatus) {
+  const Document doc = ParseClean(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {namespace: team-a, name: job-sample-abc12}
+spec:
+  queueName: default
+  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass,
+                     name: high}
+  priority: 1000
+  active: false
+  maximumExecutionTimeSeconds: 3600
+  podSets:
+  - count: 4
+    minCount: 2
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1",
+                                                          memory: 2Gi}}}]}}
+status:
+  admission:
+    clusterQueue: team-a
+    podSetAssignments:
+    - name: main
+      count: 4
+      flavors: {cpu: on-demand, memory: on-demand}
+      resourceUsage: {cpu: "4", memory: 8Gi}
+  conditions:
+  - {type: QuotaReserved, status: "True", reason: QuotaReserved,
+     message: Quota reserved in ClusterQueue team-a,
+     lastTransitionTime: "2026-01-02T03:04:05Z"}
+  admissionChecks:
+  - {name: prov, state: Ready, message: done,
+     lastTransitionTime: "2026-01-02T03:04:05Z"}
+  requeueState: {count: 2}
+  resourceRequests: [{name: main, resources: {cpu: "4"}}]
+)");
+  const v1::Workload& wl = *doc.workload;
+  EXPECT_EQ(wl.spec().priority_class_name(), "high");
+  EXPECT_EQ(wl.spec().priority_class_source(),
+            "kueue.x-k8s.io/workloadpriorityclass");
+  EXPECT_EQ(wl.spec().priority(), 1000);
+  ASSERT_TRUE(wl.spec().has_active());
+  EXPECT_FALSE(wl.spec().active());
+  EXPECT_EQ(wl.spec().maximum_execution_time_seconds(), 3600);
+  const v1::PodSet& ps = wl.spec().pod_sets(0);
+  EXPECT_EQ(ps.name(), "main");  // Kueue's default.
+  EXPECT_EQ(ps.count(), 4);
+  EXPECT_EQ(ps.min_count(), 2);
+  EXPECT_THAT(ps.requests(),
+              UnorderedElementsAre(Pair("cpu", "1"), Pair("memory", "2Gi")));
+  EXPECT_THAT(wl.status(), EqualsProto(ParseTextProto<v1::WorkloadStatus>(R"pb(
+                admission {
+                  cluster_queue: "team-a"
+                  pod_set_assignments {
+                    name: "main"
+                    count: 4
+                    flavors { key: "cpu" value: "on-demand" }
+                    flavors { key: "memory" value: "on-demand" }
+                    resource_usage { key: "cpu" value: "4" }
+                    resource_usage { key: "memory" value: "8Gi" }
+                  }
+                }
+                conditions {
+                  type: "QuotaReserved"
+                  status: "True"
+                  reason: "QuotaReserved"
+                  message: "Quota reserved in ClusterQueue team-a"
+                  last_transition_time { seconds: 1767323045 }
+                }
+                admission_checks {
+                  name: "prov"
+                  state: "Ready"
+                  message: "done"
+                  last_transition_time { seconds: 1767323045 }
+                }
+                requeue_state { count: 2 })pb")));
+}
+
+TEST(WorkloadTest, V1beta1PriorityClassFields) {
+  const Document doc = ParseClean(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {namespace: ns, name: w}
+spec:
+  queueName: q
+  priorityClassName: low
+  priorityClassSource: scheduling.k8s.io/priorityclass
+  priority: -5
+  podSets: [{name: workers, count: 2, template: {}}]
+)");
+  const v1::WorkloadSpec& spec = doc.workload->spec();
+  EXPECT_EQ(spec.priority_class_name(), "low");
+  EXPECT_EQ(spec.priority_class_source(), "scheduling.k8s.io/priorityclass");
+  EXPECT_EQ(spec.priority(), -5);
+  EXPECT_EQ(spec.pod_sets(0).name(), "workers");
+  EXPECT_FALSE(spec.pod_sets(0).has_template_());
+}
+
+TEST(JobTest, CopiesSchedulingConstraintsAndLabels) {
+  const Document doc = ParseClean(R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+  creationTimestamp: "2026-01-02T03:04:05Z"
+  uid: job-uid
+  labels:
+    kueue.x-k8s.io/queue-name: gpus
+    kueue.x-k8s.io/priority-class: high
+    kueue.x-k8s.io/max-exec-time-seconds: "600"
+  annotations: {owner: me}
+spec:
+  suspend: true
+  parallelism: 8
+  completions: 3
+  backoffLimit: 2
+  template:
+    metadata: {labels: {app: train}}
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: a100}
+      tolerations: [{key: gpu, operator: Exists, effect: NoSchedule,
+                     tolerationSeconds: 30}]
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions: [{key: zone, operator: In, values: [a, b]}]
+            - matchExpressions: [{key: spot, operator: DoesNotExist}]
+      containers:
+      - {name: c, resources: {requests: {cpu: 2}}}
+status: {active: 1}
+)");
+  const v1::Workload& wl = *doc.workload;
+  EXPECT_EQ(wl.metadata().name(), "job-train");
+  EXPECT_EQ(wl.metadata().uid(), "");  // The Job's uid is not the workload's.
+  EXPECT_EQ(wl.metadata().creation_timestamp().seconds(), 1767323045);
+  EXPECT_EQ(wl.metadata().labels_size(), 3);
+  EXPECT_THAT(wl.metadata().annotations(),
+              UnorderedElementsAre(Pair("owner", "me")));
+  EXPECT_EQ(wl.spec().queue_name(), "gpus");
+  EXPECT_EQ(wl.spec().priority_class_name(), "high");
+  EXPECT_EQ(wl.spec().priority_class_source(),
+            "kueue.x-k8s.io/workloadpriorityclass");
+  EXPECT_EQ(wl.spec().maximum_execution_time_seconds(), 600);
+  const v1::PodSet& ps = wl.spec().pod_sets(0);
+  EXPECT_EQ(ps.count(), 3);  // Kueue: parallelism capped by completions.
+  EXPECT_THAT(ps.requests(), UnorderedElementsAre(Pair("cpu", "2")));
+  EXPECT_THAT(
+      ps.node_selector(),
+      UnorderedElementsAre(Pair("cloud.google.com/gke-accelerator", "a100")));
+  EXPECT_THAT(ps.tolerations(),
+              ElementsAre(EqualsProto(ParseTextProto<v1::Toleration>(R"pb(
+                key: "gpu"
+                operator: "Exists"
+                effect: "NoSchedule"
+                toleration_seconds: 30)pb"))));
+  ASSERT_EQ(ps.required_node_affinity_size(), 2);
+  EXPECT_THAT(ps.required_node_affinity(0),
+              EqualsProto(ParseTextProto<v1::NodeSelectorTerm>(R"pb(
+                match_expressions {
+                  key: "zone"
+                  operator: "In"
+                  values: "a"
+                  values: "b"
+                })pb")));
+  EXPECT_EQ(ps.required_node_affinity(1).match_expressions(0).operator_(),
+            "DoesNotExist");
+}
+
+TEST(JobTest, DefaultsParallelismToOne) {
+  const Document doc = ParseClean(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: q}}
+spec: {suspend: true, template: {spec: {containers: [{name: c}]}}}
+)");
+  EXPECT_EQ(doc.workload->spec().pod_sets(0).count(), 1);
+  EXPECT_EQ(doc.workload->metadata().namespace_(), "");
+}
+
+TEST(InputFormatTest, ReadsJsonAndLists) {
+  const Document json_doc = ParseClean(R"({
+    "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+    "metadata": {"name": "lq", "namespace": "ns"},
+    "spec": {"clusterQueue": "cq", "fairSharing": {"weight": 2}}})");
+  EXPECT_EQ(
+      json_doc.config_object->local_queue().spec().fair_sharing().weight(),
+      "2");
+
+  absl::StatusOr<std::vector<Document>> stream = ParseManifests(
+      R"({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}
+         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "b"}})");
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  ASSERT_EQ(stream->size(), 2u);
+  EXPECT_EQ((*stream)[1].name, "b");
+  EXPECT_EQ((*stream)[1].index, 2);
+
+  absl::StatusOr<std::vector<Document>> list = ParseManifests(R"(
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Namespace, metadata: {name: a}}
+- {apiVersion: kueue.x-k8s.io/v1beta1, kind: Foo, metadata: {name: b}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: c}
+)");
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[0].index, 1);
+  EXPECT_TRUE((*list)[0].status.ok());
+  EXPECT_EQ((*list)[1].index, 1);
+  EXPECT_EQ((*list)[1].status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ((*list)[2].index, 2);
+}
+
+// ---------------------------------------------------------------------------
+// Output.
+
+TEST(ToKueueJsonTest, UsesV1beta1NamesAndKubernetesConventions) {
+  const auto cq = ParseTextProto<v1::ConfigObject>(R"pb(
+    cluster_queue {
+      metadata {
+        name: "cq"
+        revision: 7
+        creation_timestamp { seconds: 1767323045 }
+      }
+      spec {
+        cohort_name: "org"
+        namespace_selector {}
+        admission_checks { name: "prov" on_flavors: "a100" }
+      }
+    })pb");
+  const json got = ToKueueJson(cq);
+  EXPECT_EQ(got, json::parse(R"({
+    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "kind": "ClusterQueue",
+    "metadata": {"name": "cq", "resourceVersion": "7",
+                 "creationTimestamp": "2026-01-02T03:04:05Z"},
+    "spec": {
+      "cohort": "org",
+      "namespaceSelector": {},
+      "admissionChecksStrategy": {
+        "admissionChecks": [{"name": "prov", "onFlavors": ["a100"]}]}
+    }})"));
+
+  // Absent selector: absent in the output (no namespace may submit).
+  const auto no_selector =
+      ParseTextProto<v1::ConfigObject>(R"pb(cluster_queue {
+                                              metadata { name: "cq" }
+                                              spec { stop_policy: "Hold" }
+                                            })pb");
+  EXPECT_FALSE(ToKueueJson(no_selector)["spec"].contains("namespaceSelector"));
+
+  const auto ns =
+      ParseTextProto<v1::ConfigObject>(R"pb(namespace {
+                                              metadata {
+                                                name: "a"
+                                                labels { key: "x" value: "y" }
+                                              }
+                                            })pb");
+  EXPECT_EQ(ToKueueJson(ns),
+            json::parse(R"({"apiVersion": "v1", "kind": "Namespace",
+                            "metadata": {"name": "a", "labels": {"x": "y"}}})"));
+
+  const auto lq = ParseTextProto<v1::ConfigObject>(R"pb(
+    local_queue {
+      metadata { name: "lq" namespace: "ns" }
+      status {
+        flavors_usage {
+          name: "f"
+          resources { name: "cpu" total: "1" }
+        }
+        pending_workloads: 1
+      }
+    })pb");
+  EXPECT_EQ(ToKueueJson(lq)["status"], json::parse(R"({
+    "flavorUsage": [{"name": "f", "resources": [{"name": "cpu", "total": "1"}]}],
+    "pendingWorkloads": 1, "reservingWorkloads": 0, "admittedWorkloads": 0})"));
+
+  EXPECT_TRUE(ToKueueJson(v1::ConfigObject()).is_null());
+}
+
+TEST(ToKueueJsonTest, WorkloadStatusShape) {
+  const auto wl = ParseTextProto<v1::Workload>(R"pb(
+    metadata { name: "w" namespace: "ns" }
+    spec {
+      queue_name: "q"
+      pod_sets {
+        name: "main"
+        count: 2
+        requests { key: "cpu" value: "1" }
+      }
+    }
+    status {
+      admission {
+        cluster_queue: "cq"
+        pod_set_assignments {
+          name: "main"
+          count: 2
+          flavors { key: "cpu" value: "f" }
+          resource_usage { key: "cpu" value: "2" }
+        }
+      }
+      conditions {
+        type: "Admitted"
+        status: "True"
+        reason: "Admitted"
+        message: "The workload is admitted"
+        last_transition_time { seconds: 1767323045 nanos: 500000000 }
+      }
+    })pb");
+  const json got = ToKueueJson(wl);
+  EXPECT_EQ(got["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(got["kind"], "Workload");
+  EXPECT_EQ(got["spec"]["podSets"][0]["template"], json::parse(R"({
+    "spec": {"containers": [{"name": "main",
+                             "resources": {"requests": {"cpu": "1"}}}]}})"));
+  EXPECT_EQ(got["status"], json::parse(R"({
+    "admission": {"clusterQueue": "cq", "podSetAssignments": [
+      {"name": "main", "count": 2, "flavors": {"cpu": "f"},
+       "resourceUsage": {"cpu": "2"}}]},
+    "conditions": [{"type": "Admitted", "status": "True", "reason": "Admitted",
+                    "message": "The workload is admitted",
+                    "lastTransitionTime": "2026-01-02T03:04:05.5Z"}]})"));
+}
+
+TEST(MakeListTest, WrapsItems) {
+  EXPECT_EQ(MakeList({json({{"a", 1}}), json({{"b", 2}})}),
+            json::parse(R"({"apiVersion": "v1", "kind": "List",
+                            "items": [{"a": 1}, {"b": 2}]})"));
+  EXPECT_EQ(MakeList({})["items"], json::array());
+}
+
+// ---------------------------------------------------------------------------
+// Round trips: ParseManifests(ToYaml(ToKueueJson(x))) == x.
+
+struct ConfigRoundTripCase {
+  std::string name;
+  std::string object;  // v1.ConfigObject text proto
+};
+
+void PrintTo(const ConfigRoundTripCase& tc, std::ostream* os) {
+  *os << tc.name;
+}
+
+class ConfigRoundTripTest
+    : public ::testing::TestWithParam<ConfigRoundTripCase> {};
+
+TEST_P(ConfigRoundTripTest, ParseOfPrintedObjectIsTheObject) {
+  const auto want = ParseTextProto<v1::ConfigObject>(GetParam().object);
+  const std::string yaml = ToYaml(ToKueueJson(want));
+  const Document doc = ParseClean(yaml);
+  ASSERT_TRUE(doc.config_object.has_value()) << yaml;
+  EXPECT_THAT(*doc.config_object, EqualsProto(want)) << yaml;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, ConfigRoundTripTest,
+    ::testing::ValuesIn(std::vector<ConfigRoundTripCase>{
+        {.name = "namespace",
+         .object = R"pb(namespace {
+                          metadata {
+                            name: "team-a"
+                            labels { key: "env" value: "true" }
+                            revision: 3
+                          }
+                        })pb"},
+        {.name = "resource_flavor",
+         .object = R"pb(resource_flavor {
+                          metadata {
+                            name: "spot"
+                            uid: "u-1"
+                            creation_timestamp { seconds: 1767323045 }
+                          }
+                          spec {
+                            node_labels { key: "instance-type" value: "spot" }
+                            node_taints {
+                              key: "spot"
+                              value: "true"
+                              effect: "NoSchedule"
+                            }
+                            tolerations {
+                              key: "spot"
+                              operator: "Equal"
+                              value: "true"
+                              effect: "NoExecute"
+                              toleration_seconds: 300
+                            }
+                            tolerations { operator: "Exists" }
+                            topology_name: "default"
+                          }
+                        })pb"},
+        {.name = "resource_flavor_empty_spec",
+         .object = R"pb(resource_flavor {
+                          metadata { name: "default" }
+                          spec {}
+                        })pb"},
+        {.name = "resource_flavor_no_spec",
+         .object = R"pb(resource_flavor { metadata { name: "default" } })pb"},
+        {.name = "cluster_queue_everything",
+         .object =
+             R"pb(cluster_queue {
+                    metadata {
+                      name: "team-a"
+                      uid: "u-1"
+                      revision: 42
+                      creation_timestamp { seconds: 1767323045 }
+                      labels { key: "team" value: "a" }
+                      annotations { key: "note" value: "yes" }
+                    }
+                    spec {
+                      resource_groups {
+                        covered_resources: "cpu"
+                        covered_resources: "memory"
+                        flavors {
+                          name: "on-demand"
+                          resources {
+                            name: "cpu"
+                            nominal_quota: "10"
+                            borrowing_limit: "5"
+                            lending_limit: "0"
+                          }
+                          resources { name: "memory" nominal_quota: "40Gi" }
+                        }
+                        flavors {
+                          name: "spot"
+                          resources { name: "cpu" nominal_quota: "1.5" }
+                          resources { name: "memory" nominal_quota: "1e3" }
+                        }
+                      }
+                      resource_groups {
+                        covered_resources: "nvidia.com/gpu"
+                        flavors {
+                          name: "a100"
+                          resources {
+                            name: "nvidia.com/gpu"
+                            nominal_quota: "8"
+                          }
+                        }
+                      }
+                      cohort_name: "org"
+                      queueing_strategy: "StrictFIFO"
+                      namespace_selector {
+                        match_labels { key: "team" value: "a" }
+                        match_expressions {
+                          key: "env"
+                          operator: "In"
+                          values: "prod"
+                          values: "16"
+                        }
+                        match_expressions { key: "x" operator: "Exists" }
+                      }
+                      flavor_fungibility {
+                        when_can_borrow: "TryNextFlavor"
+                        when_can_preempt: "TryNextFlavor"
+                        preference: "PreemptionOverBorrowing"
+                      }
+                      preemption {
+                        reclaim_within_cohort: "Any"
+                        within_cluster_queue: "LowerPriority"
+                        borrow_within_cohort {
+                          policy: "LowerPriority"
+                          max_priority_threshold: 100
+                        }
+                      }
+                      admission_checks { name: "prov" on_flavors: "a100" }
+                      admission_checks { name: "gate" }
+                      stop_policy: "Hold"
+                      fair_sharing { weight: "2" }
+                    }
+                    status {
+                      conditions {
+                        type: "Active"
+                        status: "True"
+                        reason: "Ready"
+                        message: "Can admit new workloads"
+                        last_transition_time { seconds: 1767323045 nanos: 1000 }
+                      }
+                      conditions { type: "Other" status: "False" }
+                      flavors_reservation {
+                        name: "on-demand"
+                        resources { name: "cpu" total: "12" borrowed: "2" }
+                      }
+                      flavors_usage {
+                        name: "on-demand"
+                        resources { name: "cpu" total: "10" }
+                      }
+                      pending_workloads: 3
+                      reserving_workloads: 2
+                      admitted_workloads: 1
+                    }
+                  })pb"},
+        {.name = "cluster_queue_all_namespaces",
+         .object = R"pb(cluster_queue {
+                          metadata { name: "cq" }
+                          spec { namespace_selector {} }
+                        })pb"},
+        {.name = "cluster_queue_no_namespaces",
+         .object = R"pb(cluster_queue {
+                          metadata { name: "cq" }
+                          spec { queueing_strategy: "BestEffortFIFO" }
+                        })pb"},
+        {.name = "cluster_queue_empty_sub_objects",
+         .object = R"pb(cluster_queue {
+                          metadata { name: "cq" }
+                          spec {
+                            flavor_fungibility {}
+                            preemption { borrow_within_cohort {} }
+                            fair_sharing {}
+                          }
+                          status {}
+                        })pb"},
+        {.name = "cohort", .object = R"pb(cohort {
+                                            metadata { name: "org" }
+                                            spec {
+                                              parent_name: "company"
+                                              resource_groups {
+                                                covered_resources: "cpu"
+                                                flavors {
+                                                  name: "on-demand"
+                                                  resources {
+                                                    name: "cpu"
+                                                    nominal_quota: "4"
+                                                    lending_limit: "4"
+                                                  }
+                                                }
+                                              }
+                                              fair_sharing {}
+                                            }
+                                          })pb"},
+        {.name = "local_queue",
+         .object =
+             R"pb(local_queue {
+                    metadata { name: "lq" namespace: "team-a" revision: 9 }
+                    spec {
+                      cluster_queue: "team-a"
+                      stop_policy: "HoldAndDrain"
+                      fair_sharing { weight: "1" }
+                    }
+                    status {
+                      conditions {
+                        type: "Active"
+                        status: "True"
+                        reason: "Ready"
+                      }
+                      flavors_reservation {
+                        name: "f"
+                        resources { name: "cpu" total: "3" }
+                      }
+                      flavors_usage {
+                        name: "f"
+                        resources { name: "cpu" total: "2" }
+                      }
+                      pending_workloads: 4
+                      admitted_workloads: 2
+                    }
+                  })pb"},
+        {.name = "workload_priority_class",
+         .object = R"pb(workload_priority_class {
+                          metadata { name: "high" }
+                          value: -10
+                          description: "true: it is high"
+                        })pb"},
+        {.name = "admission_check",
+         .object =
+             R"pb(admission_check {
+                    metadata { name: "prov" }
+                    spec {
+                      controller_name: "kueue.x-k8s.io/provisioning-request"
+                      parameters {
+                        api_group: "kueue.x-k8s.io"
+                        kind: "ProvisioningRequestConfig"
+                        name: "cfg"
+                      }
+                    }
+                    status { conditions { type: "Active" status: "True" } }
+                  })pb"},
+    }),
+    [](const auto& info) { return info.param.name; });
+
+TEST(WorkloadRoundTripTest, JobDerivedWorkloadWithStatus) {
+  std::vector<Document> docs = ParseExample("seed/training-job.yaml");
+  ASSERT_EQ(docs.size(), 1u);
+  ASSERT_TRUE(docs[0].workload.has_value());
+  v1::Workload want = *docs[0].workload;
+  want.mutable_metadata()->set_uid("w-1");
+  want.mutable_metadata()->set_revision(12);
+  want.mutable_metadata()->mutable_creation_timestamp()->set_seconds(
+      1767323045);
+  *want.mutable_status() = ParseTextProto<v1::WorkloadStatus>(R"pb(
+    admission {
+      cluster_queue: "ai-training-queue"
+      pod_set_assignments {
+        name: "main"
+        count: 4
+        flavors { key: "nvidia.com/gpu" value: "gpu-a100" }
+        resource_usage { key: "nvidia.com/gpu" value: "4" }
+      }
+    }
+    conditions {
+      type: "QuotaReserved"
+      status: "True"
+      reason: "QuotaReserved"
+      message: "Quota reserved in ClusterQueue ai-training-queue"
+      last_transition_time { seconds: 1767323045 }
+    }
+    admission_checks { name: "prov" state: "Pending" }
+    requeue_state { requeue_at { seconds: 1767323046 } })pb");
+  want.mutable_spec()->set_priority_class_name("production-training");
+  want.mutable_spec()->set_priority_class_source(
+      "kueue.x-k8s.io/workloadpriorityclass");
+  want.mutable_spec()->set_priority(1000);
+  want.mutable_spec()->set_active(true);
+  want.mutable_spec()->set_maximum_execution_time_seconds(60);
+  want.mutable_spec()->mutable_pod_sets(0)->set_min_count(2);
+
+  const std::string yaml = ToYaml(ToKueueJson(want));
+  const Document got = ParseClean(yaml);
+  ASSERT_TRUE(got.workload.has_value()) << yaml;
+  EXPECT_THAT(*got.workload, EqualsProto(want)) << yaml;
+}
+
+TEST(WorkloadRoundTripTest, GenerateNameAndEmptyPodSet) {
+  const auto want = ParseTextProto<v1::Workload>(R"pb(
+    metadata { generate_name: "job-sample-" namespace: "default" }
+    spec {
+      queue_name: "q"
+      pod_sets { name: "main" count: 0 }
+    })pb");
+  const Document got = ParseClean(ToYaml(ToKueueJson(want)));
+  EXPECT_THAT(*got.workload, EqualsProto(want));
+}
+
+TEST(WorkloadRoundTripTest, TemplateLessWorkloadKeepsItsDerivedFields) {
+  // A workload submitted through the API with requests but no template:
+  // the printed template derives back to the same requests and
+  // constraints, and printing is stable from then on.
+  const auto submitted = ParseTextProto<v1::Workload>(R"pb(
+    metadata { name: "w" namespace: "ns" }
+    spec {
+      queue_name: "q"
+      pod_sets {
+        name: "workers"
+        count: 3
+        requests { key: "cpu" value: "1500m" }
+        requests { key: "memory" value: "2Gi" }
+        node_selector { key: "zone" value: "a" }
+        tolerations { key: "gpu" operator: "Exists" }
+        required_node_affinity {
+          match_expressions { key: "spot" operator: "DoesNotExist" }
+        }
+      }
+    })pb");
+  const Document once = ParseClean(ToYaml(ToKueueJson(submitted)));
+  ASSERT_TRUE(once.workload.has_value());
+  v1::Workload without_template = *once.workload;
+  EXPECT_TRUE(without_template.spec().pod_sets(0).has_template_());
+  without_template.mutable_spec()->mutable_pod_sets(0)->clear_template_();
+  EXPECT_THAT(without_template, EqualsProto(submitted));
+
+  const Document twice = ParseClean(ToYaml(ToKueueJson(*once.workload)));
+  EXPECT_THAT(*twice.workload, EqualsProto(*once.workload));
+}
+
+TEST(RoundTripTest, ListOfObjects) {
+  std::vector<json> items;
+  items.push_back(ToKueueJson(ParseTextProto<v1::ConfigObject>(
+      R"pb(namespace { metadata { name: "a" } })pb")));
+  items.push_back(ToKueueJson(
+      ParseTextProto<v1::Workload>(R"pb(metadata { name: "w" namespace: "a" }
+                                        spec { queue_name: "q" })pb")));
+  absl::StatusOr<std::vector<Document>> docs =
+      ParseManifests(ToYaml(MakeList(std::move(items))));
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_TRUE((*docs)[0].config_object.has_value());
+  EXPECT_TRUE((*docs)[1].workload.has_value());
+  EXPECT_EQ((*docs)[1].workload->spec().queue_name(), "q");
+}
+
+}  // namespace
+}  // namespace kq::manifest
