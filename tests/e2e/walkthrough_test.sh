@@ -72,6 +72,19 @@ assert a['podSetAssignments'][0]['flavors']['nvidia.com/gpu']=='gpu-a100', a
 assert a['podSetAssignments'][0]['resourceUsage']['nvidia.com/gpu']=='4', a
 "
 
+kq submit --queue ml-jobs -n team-ml --name sub-a --count 2 \
+  --request cpu=1,memory=1Gi,nvidia.com/gpu=1 --priority-class experiment >"$WORK/submit.out"
+check "submit from flags" grep -q "workload.kueue.x-k8s.io/sub-a created" "$WORK/submit.out"
+check "submit reports admission" grep -q "admitted by ClusterQueue ai-training-queue" "$WORK/submit.out"
+kq get workload sub-a -n team-ml -o wide >"$WORK/sub.out"
+check "priority class resolved" grep -Eq "sub-a .* 100 +Admitted" "$WORK/sub.out"
+if kq submit --queue ml-jobs -n team-ml --name sub-a --request cpu=1 >"$WORK/dup.out" 2>&1; then
+  failed=$((failed + 1)); echo "FAIL: duplicate submit accepted"
+else
+  check "duplicate submit refused" grep -q "ALREADY_EXISTS" "$WORK/dup.out"
+fi
+check "finish" kq finish sub-a -n team-ml
+
 # 4. Bad input: precise error, exit 1, nothing changed.
 cat >"$WORK/bad.yaml" <<'YAML'
 apiVersion: kueue.x-k8s.io/v1beta1
