@@ -1,6 +1,7 @@
 #include "server/cache/cache.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -8,20 +9,30 @@
 namespace kq::cache {
 namespace {
 
-// Kueue's available(node): how much more the subtree rooted at `node` may
-// use, walking up through the cohorts. May be negative.
+constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+
+// Kueue truncates condition messages to 32 KiB (pkg/util/api).
+constexpr size_t kMaxConditionMessageSize = 32 * 1024;
+
+// The parent that quota arithmetic walks up to. A parent in a cohort cycle
+// has no root to stop at, so a node below one is treated as a root of its
+// own: its ClusterQueues are inactive anyway, and walking the cycle would
+// never end (Kueue leaves cyclic cohorts out of its snapshot).
 template <typename Node>
-int64_t AvailableIn(const Node& n, const FlavorResource& fr);
+CohortSnapshot* QuotaParent(const Node& n) {
+  return n.parent != nullptr && !n.parent->has_cycle ? n.parent : nullptr;
+}
 
-int64_t AvailableCohort(const CohortSnapshot& c, const FlavorResource& fr);
-
+// Kueue's available(node): how much more the subtree rooted at `n` may use,
+// walking up through the cohorts. May be negative.
 template <typename Node>
 int64_t AvailableIn(const Node& n, const FlavorResource& fr) {
   const ResourceNode& r = n.node;
-  if (n.parent == nullptr) {
+  const CohortSnapshot* parent = QuotaParent(n);
+  if (parent == nullptr) {
     return SaturatingSub(r.Get(r.subtree_quota, fr), r.Get(r.usage, fr));
   }
-  int64_t parent_available = AvailableCohort(*n.parent, fr);
+  int64_t parent_available = AvailableIn(*parent, fr);
   auto q = r.quotas.find(fr);
   if (q != r.quotas.end() && q->second.borrowing_limit) {
     int64_t local = r.LocalQuota(fr);
@@ -36,16 +47,15 @@ int64_t AvailableIn(const Node& n, const FlavorResource& fr) {
   return SaturatingAdd(r.LocalAvailable(fr), parent_available);
 }
 
-int64_t AvailableCohort(const CohortSnapshot& c, const FlavorResource& fr) {
-  return AvailableIn(c, fr);
-}
-
+// Kueue's potentialAvailable(node): the most the subtree rooted at `n`
+// could use with no usage anywhere, within its borrowing limit.
 template <typename Node>
 int64_t PotentialAvailableIn(const Node& n, const FlavorResource& fr) {
   const ResourceNode& r = n.node;
-  if (n.parent == nullptr) return r.Get(r.subtree_quota, fr);
+  const CohortSnapshot* parent = QuotaParent(n);
+  if (parent == nullptr) return r.Get(r.subtree_quota, fr);
   int64_t avail =
-      SaturatingAdd(r.LocalQuota(fr), PotentialAvailableIn(*n.parent, fr));
+      SaturatingAdd(r.LocalQuota(fr), PotentialAvailableIn(*parent, fr));
   auto q = r.quotas.find(fr);
   if (q != r.quotas.end() && q->second.borrowing_limit) {
     avail = std::min(avail, SaturatingAdd(r.Get(r.subtree_quota, fr),
@@ -54,24 +64,40 @@ int64_t PotentialAvailableIn(const Node& n, const FlavorResource& fr) {
   return avail;
 }
 
+// Kueue's addUsage: the part of `v` that does not fit in what is left of
+// the node's local quota is stored in the parent, recursively.
 template <typename Node>
 void AddUsageIn(Node& n, const FlavorResource& fr, int64_t v) {
   ResourceNode& r = n.node;
   int64_t local_available = r.LocalAvailable(fr);
   r.usage[fr] = SaturatingAdd(r.Get(r.usage, fr), v);
-  if (n.parent != nullptr && v > local_available) {
-    AddUsageIn(*n.parent, fr, SaturatingSub(v, local_available));
+  CohortSnapshot* parent = QuotaParent(n);
+  if (parent != nullptr && v > local_available) {
+    AddUsageIn(*parent, fr, SaturatingSub(v, local_available));
   }
 }
 
+// Kueue's removeUsage: the parent gives back at most what the node had
+// stored in it before the removal.
 template <typename Node>
 void RemoveUsageIn(Node& n, const FlavorResource& fr, int64_t v) {
   ResourceNode& r = n.node;
   int64_t stored_in_parent =
       SaturatingSub(r.Get(r.usage, fr), r.LocalQuota(fr));
   r.usage[fr] = SaturatingSub(r.Get(r.usage, fr), v);
-  if (stored_in_parent <= 0 || n.parent == nullptr) return;
-  RemoveUsageIn(*n.parent, fr, std::min(v, stored_in_parent));
+  CohortSnapshot* parent = QuotaParent(n);
+  if (stored_in_parent <= 0 || parent == nullptr) return;
+  RemoveUsageIn(*parent, fr, std::min(v, stored_in_parent));
+}
+
+// Kueue's AmountFromQuantity: like ResourceAmount, but a CPU quota of at
+// least INT64_MAX/1000 cores is unlimited (its milli-value would be within
+// int64 yet is meant as "no limit").
+int64_t QuotaAmount(const std::string& resource, Quantity q) {
+  if (resource == "cpu" && q.milli() >= (kUnlimited / 1000) * 1000) {
+    return kUnlimited;
+  }
+  return ResourceAmount(resource, q);
 }
 
 std::map<FlavorResource, QuotaLimits> QuotasOf(
@@ -79,18 +105,19 @@ std::map<FlavorResource, QuotaLimits> QuotasOf(
   std::map<FlavorResource, QuotaLimits> quotas;
   for (const ResourceGroup& group : groups) {
     for (const FlavorQuotas& flavor : group.flavors) {
-      // A covered resource the flavor omits has nominal quota 0.
+      // A covered resource the flavor omits has nominal quota 0 (Kueue's
+      // validation forbids the omission; kq tolerates it).
       for (const std::string& resource : group.covered_resources) {
         quotas[{flavor.name, resource}] = QuotaLimits{};
       }
       for (const ResourceQuota& q : flavor.resources) {
         QuotaLimits limits;
-        limits.nominal = ResourceAmount(q.name, q.nominal_quota);
+        limits.nominal = QuotaAmount(q.name, q.nominal_quota);
         if (q.borrowing_limit) {
-          limits.borrowing_limit = ResourceAmount(q.name, *q.borrowing_limit);
+          limits.borrowing_limit = QuotaAmount(q.name, *q.borrowing_limit);
         }
         if (q.lending_limit) {
-          limits.lending_limit = ResourceAmount(q.name, *q.lending_limit);
+          limits.lending_limit = QuotaAmount(q.name, *q.lending_limit);
         }
         quotas[{flavor.name, q.name}] = limits;
       }
@@ -99,6 +126,10 @@ std::map<FlavorResource, QuotaLimits> QuotasOf(
   return quotas;
 }
 
+// Kueue's accumulateFromChild for quotas: the child lends everything above
+// its local quota. Zero entries are kept on purpose: the root's subtree
+// quota then lists every flavor-resource of the tree (calculateLendable
+// relies on it).
 void AccumulateFromChild(ResourceNode& parent, const ResourceNode& child) {
   for (const auto& [fr, quota] : child.subtree_quota) {
     parent.subtree_quota[fr] =
@@ -120,6 +151,76 @@ void UpdateSubtreeQuota(CohortSnapshot& cohort) {
   }
   for (ClusterQueueSnapshot* child : cohort.child_cluster_queues) {
     AccumulateFromChild(cohort.node, child->node);
+  }
+}
+
+void CollectClusterQueues(const CohortSnapshot& cohort,
+                          std::vector<std::string>& names) {
+  for (const ClusterQueueSnapshot* cq : cohort.child_cluster_queues) {
+    names.push_back(cq->name());
+  }
+  for (const CohortSnapshot* child : cohort.child_cohorts) {
+    CollectClusterQueues(*child, names);
+  }
+}
+
+// Kueue's clusterQueue.updateQueueStatus and inactiveReason for a queue
+// that is not in a cohort cycle: sets whether the queue is active and the
+// Active condition's reason and message.
+void SetActiveCondition(ClusterQueueSnapshot& cq,
+                        const std::set<std::string>& flavors,
+                        const std::set<std::string>& admission_checks,
+                        const std::set<std::string>& inactive_checks) {
+  std::vector<std::string> reasons, messages;
+  if (cq.spec.stop_policy != StopPolicy::kNone) {
+    reasons.push_back("Stopped");
+    messages.push_back("is stopped");
+  }
+  // Kueue lists missing flavors in resource-group order.
+  std::vector<std::string> missing_flavors;
+  for (const ResourceGroup& group : cq.spec.resource_groups) {
+    for (const FlavorQuotas& f : group.flavors) {
+      if (!flavors.count(f.name)) missing_flavors.push_back(f.name);
+    }
+  }
+  if (!missing_flavors.empty()) {
+    reasons.push_back("FlavorNotFound");
+    messages.push_back(absl::StrCat("references missing ResourceFlavor(s): ",
+                                    absl::StrJoin(missing_flavors, ",")));
+  }
+  // Kueue keeps the checks in a map and sorts what it reports.
+  std::set<std::string> missing_checks, inactive;
+  for (const AdmissionCheckStrategyRule& rule : cq.spec.admission_checks) {
+    if (!admission_checks.count(rule.name)) {
+      missing_checks.insert(rule.name);
+    } else if (inactive_checks.count(rule.name)) {
+      inactive.insert(rule.name);
+    }
+  }
+  if (!missing_checks.empty()) {
+    reasons.push_back("AdmissionCheckNotFound");
+    messages.push_back(absl::StrCat("references missing AdmissionCheck(s): ",
+                                    absl::StrJoin(missing_checks, ",")));
+  }
+  if (!inactive.empty()) {
+    reasons.push_back("AdmissionCheckInactive");
+    messages.push_back(absl::StrCat("references inactive AdmissionCheck(s): ",
+                                    absl::StrJoin(inactive, ",")));
+  }
+  if (reasons.empty()) {
+    cq.active = true;
+    cq.active_reason = "Ready";
+    cq.active_message = "Can admit new workloads";
+    return;
+  }
+  cq.active = false;
+  cq.active_reason = reasons.front();
+  cq.active_message = absl::StrCat(
+      "Can't admit new workloads: ", absl::StrJoin(messages, ", "), ".");
+  if (cq.active_message.size() > kMaxConditionMessageSize) {
+    constexpr char kSuffix[] = " ...";
+    cq.active_message.resize(kMaxConditionMessageSize - (sizeof(kSuffix) - 1));
+    cq.active_message += kSuffix;
   }
 }
 
@@ -164,6 +265,13 @@ bool ClusterQueueSnapshot::BorrowingWith(const FlavorResource& fr,
          SaturatingAdd(node.Get(node.usage, fr), extra);
 }
 
+int64_t ClusterQueueSnapshot::Borrowed(const FlavorResource& fr) const {
+  if (!HasParent()) return 0;
+  auto q = node.quotas.find(fr);
+  int64_t nominal = q == node.quotas.end() ? 0 : q->second.nominal;
+  return std::max<int64_t>(0, SaturatingSub(node.Get(node.usage, fr), nominal));
+}
+
 void ClusterQueueSnapshot::AddUsage(const FlavorResourceQuantities& usage) {
   for (const auto& [fr, v] : usage) AddUsageIn(*this, fr, v);
 }
@@ -172,10 +280,32 @@ void ClusterQueueSnapshot::RemoveUsage(const FlavorResourceQuantities& usage) {
   for (const auto& [fr, v] : usage) RemoveUsageIn(*this, fr, v);
 }
 
+int64_t CohortSnapshot::Available(const FlavorResource& fr) const {
+  return AvailableIn(*this, fr);
+}
+
+int64_t CohortSnapshot::PotentialAvailable(const FlavorResource& fr) const {
+  return PotentialAvailableIn(*this, fr);
+}
+
+bool CohortSnapshot::BorrowingWith(const FlavorResource& fr,
+                                   int64_t extra) const {
+  return node.Get(node.subtree_quota, fr) <
+         SaturatingAdd(node.Get(node.usage, fr), extra);
+}
+
 void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
                     const std::map<std::string, Cohort>& cohorts,
                     const std::set<std::string>& flavors,
                     const std::set<std::string>& admission_checks) {
+  Rebuild(cluster_queues, cohorts, flavors, admission_checks, {});
+}
+
+void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
+                    const std::map<std::string, Cohort>& cohorts,
+                    const std::set<std::string>& flavors,
+                    const std::set<std::string>& admission_checks,
+                    const std::set<std::string>& inactive_admission_checks) {
   cluster_queues_.clear();
   cohorts_.clear();
 
@@ -234,49 +364,20 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
 
   // 5. Active condition of each ClusterQueue (Kueue's inactiveReason).
   for (auto& [name, cq] : cluster_queues_) {
-    std::vector<std::string> reasons, messages;
-    if (cq->spec.stop_policy != StopPolicy::kNone) {
-      reasons.push_back("Stopped");
-      messages.push_back("is stopped");
-    }
-    std::vector<std::string> missing_flavors;
-    for (const ResourceGroup& group : cq->spec.resource_groups) {
-      for (const FlavorQuotas& f : group.flavors) {
-        if (!flavors.count(f.name)) missing_flavors.push_back(f.name);
-      }
-    }
-    if (!missing_flavors.empty()) {
-      reasons.push_back("FlavorNotFound");
-      messages.push_back(absl::StrCat("references missing ResourceFlavor(s): [",
-                                      absl::StrJoin(missing_flavors, ","),
-                                      "]"));
-    }
-    std::vector<std::string> missing_checks;
-    for (const AdmissionCheckStrategyRule& rule : cq->spec.admission_checks) {
-      if (!admission_checks.count(rule.name)) {
-        missing_checks.push_back(rule.name);
-      }
-    }
-    if (!missing_checks.empty()) {
-      reasons.push_back("AdmissionCheckNotFound");
-      messages.push_back(absl::StrCat("references missing AdmissionCheck(s): [",
-                                      absl::StrJoin(missing_checks, ","), "]"));
-    }
-    bool in_cycle = cq->parent != nullptr && cq->parent->has_cycle;
-    if (reasons.empty() && !in_cycle) {
-      cq->active = true;
-      cq->active_reason = "Ready";
-      cq->active_message = "Can admit new workloads";
-    } else if (reasons.empty()) {
+    if (cq->parent != nullptr && cq->parent->has_cycle) {
+      // Kueue fails to add or update a ClusterQueue whose cohort is in a
+      // cycle, which leaves its status "pending" with none of the listed
+      // reasons: inactiveReason then reports Unknown. (A queue that was
+      // active before the cycle formed keeps Kueue's condition but is left
+      // out of every snapshot; kq, which rebuilds from configuration,
+      // reports both the same way.)
       cq->active = false;
       cq->active_reason = "Unknown";
       cq->active_message = "Can't admit new workloads.";
-    } else {
-      cq->active = false;
-      cq->active_reason = reasons.front();
-      cq->active_message = absl::StrCat(
-          "Can't admit new workloads: ", absl::StrJoin(messages, ", "), ".");
+      continue;
     }
+    SetActiveCondition(*cq, flavors, admission_checks,
+                       inactive_admission_checks);
   }
 }
 
@@ -296,11 +397,38 @@ CohortSnapshot* Cache::FindCohort(const std::string& name) {
   return it == cohorts_.end() ? nullptr : it->second.get();
 }
 
+const CohortSnapshot* Cache::FindCohort(const std::string& name) const {
+  auto it = cohorts_.find(name);
+  return it == cohorts_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> Cache::ClusterQueuesInTree(
+    const std::string& cluster_queue) const {
+  std::vector<std::string> names;
+  const ClusterQueueSnapshot* cq = FindClusterQueue(cluster_queue);
+  if (cq == nullptr) return names;
+  if (cq->parent == nullptr) {
+    names.push_back(cq->name());
+    return names;
+  }
+  // Kueue silently skips trees with a cycle; they are reconciled once the
+  // cycle is removed.
+  if (cq->parent->has_cycle) return names;
+  const CohortSnapshot* root = cq->parent;
+  while (root->parent != nullptr) root = root->parent;
+  CollectClusterQueues(*root, names);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 int Height(const CohortSnapshot& cohort) {
   int child_count = static_cast<int>(cohort.child_cohorts.size() +
                                      cohort.child_cluster_queues.size());
   int height = std::min(child_count, 1);
   for (const CohortSnapshot* child : cohort.child_cohorts) {
+    // Only a cohort of a cycle has a child in the cycle; stopping there
+    // keeps the recursion finite.
+    if (child->has_cycle) continue;
     height = std::max(height, Height(*child) + 1);
   }
   return height;
@@ -314,15 +442,25 @@ std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(
   int64_t remaining = SaturatingSub(value, cq.node.LocalAvailable(fr));
   const CohortSnapshot* root = cq.parent;
   for (const CohortSnapshot* c = cq.parent; c != nullptr; c = c->parent) {
-    const ResourceNode& r = c->node;
-    bool borrowing = r.Get(r.subtree_quota, fr) <
-                     SaturatingAdd(r.Get(r.usage, fr), remaining);
-    if (!borrowing) return {Height(*c), c->parent != nullptr};
-    remaining = SaturatingSub(remaining, r.LocalAvailable(fr));
+    if (!c->BorrowingWith(fr, remaining)) {
+      return {Height(*c), c->parent != nullptr};
+    }
+    remaining = SaturatingSub(remaining, c->node.LocalAvailable(fr));
     root = c;
     if (c->has_cycle) break;  // no root to reach
   }
   return {Height(*root), false};
+}
+
+std::map<std::string, int64_t> Lendable(const CohortSnapshot& cohort) {
+  const CohortSnapshot* root = &cohort;
+  while (const CohortSnapshot* parent = QuotaParent(*root)) root = parent;
+  std::map<std::string, int64_t> lendable;
+  for (const auto& [fr, quota] : root->node.subtree_quota) {
+    lendable[fr.resource] =
+        SaturatingAdd(lendable[fr.resource], cohort.PotentialAvailable(fr));
+  }
+  return lendable;
 }
 
 FlavorResourceQuantities UsageOf(const Admission& admission) {

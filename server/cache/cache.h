@@ -5,31 +5,46 @@
 // pkg/cache/scheduler (resource_node.go). The engine keeps one Cache live
 // and updates usage incrementally; a scheduling cycle reads and mutates it
 // directly, so admissions earlier in a cycle are seen by later entries.
+//
+// Example:
+//   Cache cache;
+//   cache.Rebuild(cluster_queues, cohorts, {"default"}, {});
+//   ClusterQueueSnapshot* cq = cache.FindClusterQueue("team-a");
+//   cq->AddUsage(UsageOf(*workload.admission));
+//   int64_t free_cpu = cq->Available({"default", "cpu"});
 
 #include <compare>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/core/objects.h"
 
 namespace kq::cache {
 
+// A (flavor, resource) pair: the unit quotas and usage are kept in.
 struct FlavorResource {
   std::string flavor;
   std::string resource;
   friend auto operator<=>(const FlavorResource&,
                           const FlavorResource&) = default;
+  // Prints "flavor/resource", for GoogleTest failure messages.
+  friend void PrintTo(const FlavorResource& fr, std::ostream* os) {
+    *os << fr.flavor << "/" << fr.resource;
+  }
 };
 
 // Amounts in Kueue's integer units (milli-CPU, whole units otherwise), with
 // Kueue's saturating arithmetic (INT64_MAX is unlimited).
 using FlavorResourceQuantities = std::map<FlavorResource, int64_t>;
 
+// The quota of one flavor-resource on one node (Kueue's ResourceQuota).
 struct QuotaLimits {
   int64_t nominal = 0;
   std::optional<int64_t> borrowing_limit;
@@ -37,6 +52,7 @@ struct QuotaLimits {
 };
 
 // Quotas and usage of one node of the tree (Kueue's resourceNode).
+// Thread-compatible value type.
 struct ResourceNode {
   std::map<FlavorResource, QuotaLimits> quotas;
   // Nominal quota plus what the children lend (cohorts); nominal (CQs).
@@ -45,10 +61,13 @@ struct ResourceNode {
   // as it is stored in this node.
   FlavorResourceQuantities usage;
 
+  // Returns m[fr], or 0 when absent.
   int64_t Get(const FlavorResourceQuantities& m,
               const FlavorResource& fr) const;
-  // Capacity visible only inside this subtree (never lent to the parent).
+  // Capacity visible only inside this subtree (never lent to the parent):
+  // subtree quota minus the lending limit, 0 without a lending limit.
   int64_t LocalQuota(const FlavorResource& fr) const;
+  // How much of LocalQuota() is still unused (never negative).
   int64_t LocalAvailable(const FlavorResource& fr) const;
 };
 
@@ -70,6 +89,14 @@ class ClusterQueueSnapshot {
   bool Fits(const FlavorResourceQuantities& usage) const;
   // Whether using `extra` more of `fr` takes the queue above nominal.
   bool BorrowingWith(const FlavorResource& fr, int64_t extra) const;
+  // Whether the queue is above nominal for `fr` now.
+  bool Borrowing(const FlavorResource& fr) const {
+    return BorrowingWith(fr, 0);
+  }
+  // Usage above nominal for `fr`, as Kueue reports it in
+  // status.flavorsReservation[].resources[].borrowed: 0 for a queue outside
+  // any cohort, which cannot borrow.
+  int64_t Borrowed(const FlavorResource& fr) const;
 
   // Adds or removes quota-reservation usage; it propagates to the cohorts
   // for the part above this queue's local quota.
@@ -95,16 +122,30 @@ class ClusterQueueSnapshot {
 };
 
 // A Cohort node, explicit (a Cohort object) or implicit (only named by a
-// ClusterQueue). Owned by Cache. Thread-compatible.
+// ClusterQueue or as a parent). Owned by Cache. Thread-compatible.
 class CohortSnapshot {
  public:
+  bool HasParent() const { return parent != nullptr; }
+
+  // Kueue's available(cohort): how much more this subtree may use of `fr`,
+  // taking the ancestors' quota and this cohort's borrowing limit into
+  // account. Negative when the subtree is over-admitted.
+  int64_t Available(const FlavorResource& fr) const;
+  // Kueue's potentialAvailable(cohort): the most this subtree could use of
+  // `fr` with nothing running.
+  int64_t PotentialAvailable(const FlavorResource& fr) const;
+  // Whether using `extra` more of `fr` takes the subtree above its subtree
+  // quota.
+  bool BorrowingWith(const FlavorResource& fr, int64_t extra) const;
+
   std::string name;
   ResourceNode node;
   CohortSnapshot* parent = nullptr;
   std::vector<CohortSnapshot*> child_cohorts;
   std::vector<ClusterQueueSnapshot*> child_cluster_queues;
-  // The tree this cohort is in contains a cycle: all its queues are
-  // inactive.
+  // The chain of parents from this cohort loops (Kueue's HasCycle): the
+  // cohort has no root, its quota is not computed and every ClusterQueue
+  // below it is inactive.
   bool has_cycle = false;
 };
 
@@ -116,9 +157,18 @@ class Cache {
   Cache& operator=(const Cache&) = delete;
 
   // Rebuilds the tree from configuration and computes which ClusterQueues
-  // are active (Kueue's reasons: Stopped, FlavorNotFound,
-  // AdmissionCheckNotFound, cohort cycles). Usage is reset to zero: the
-  // caller re-adds the usage of every workload holding quota.
+  // are active (Kueue's inactiveReason: Stopped, FlavorNotFound,
+  // AdmissionCheckNotFound, AdmissionCheckInactive; and cohort cycles).
+  // `admission_checks` names the AdmissionChecks that exist;
+  // `inactive_admission_checks` those of them whose Active condition is not
+  // True. Usage is reset to zero: the caller re-adds the usage of every
+  // workload holding quota.
+  void Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
+               const std::map<std::string, Cohort>& cohorts,
+               const std::set<std::string>& flavors,
+               const std::set<std::string>& admission_checks,
+               const std::set<std::string>& inactive_admission_checks);
+  // As above, with every existing AdmissionCheck active.
   void Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
                const std::map<std::string, Cohort>& cohorts,
                const std::set<std::string>& flavors,
@@ -128,10 +178,23 @@ class Cache {
   ClusterQueueSnapshot* FindClusterQueue(const std::string& name);
   const ClusterQueueSnapshot* FindClusterQueue(const std::string& name) const;
   CohortSnapshot* FindCohort(const std::string& name);
+  const CohortSnapshot* FindCohort(const std::string& name) const;
+
+  // The ClusterQueues whose inadmissible workloads Kueue retries when quota
+  // changes in `cluster_queue` (notifyRetryInadmissible): the queue itself
+  // when it has no cohort, every queue of its cohort tree otherwise, none
+  // when the tree has a cycle or the queue is unknown. In name order.
+  std::vector<std::string> ClusterQueuesInTree(
+      const std::string& cluster_queue) const;
 
   const std::map<std::string, std::unique_ptr<ClusterQueueSnapshot>>&
   cluster_queues() const {
     return cluster_queues_;
+  }
+  // Every cohort, explicit or implicit, by name.
+  const std::map<std::string, std::unique_ptr<CohortSnapshot>>& cohorts()
+      const {
+    return cohorts_;
   }
 
  private:
@@ -150,6 +213,12 @@ int Height(const CohortSnapshot& cohort);
 // within the hierarchy may help).
 std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(
     const ClusterQueueSnapshot& cq, const FlavorResource& fr, int64_t value);
+
+// Kueue's calculateLendable(node): per resource name, the capacity the tree
+// above `cohort` could lend it, i.e. PotentialAvailable() summed over every
+// flavor the root's subtree has quota for. The denominator of the dominant
+// resource share of `cohort`'s children.
+std::map<std::string, int64_t> Lendable(const CohortSnapshot& cohort);
 
 // The quota a workload's admission holds, in Kueue's integer units: for
 // each pod set, each resource of resource_usage on its assigned flavor.

@@ -3,6 +3,21 @@
 #include <tuple>
 
 namespace kq::queue {
+namespace {
+
+// Kueue's Evicted reasons that move a workload's queue-order timestamp to
+// the eviction (pkg/workload/evict).
+constexpr char kEvictedByPodsReadyTimeout[] = "PodsReadyTimeout";
+constexpr char kEvictedByAdmissionCheck[] = "AdmissionCheck";
+
+std::vector<NamespacedName> Workloads(const std::set<QueueKey>& keys) {
+  std::vector<NamespacedName> out;
+  out.reserve(keys.size());
+  for (const QueueKey& k : keys) out.push_back(k.workload);
+  return out;
+}
+
+}  // namespace
 
 bool operator<(const QueueKey& a, const QueueKey& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
@@ -11,8 +26,16 @@ bool operator<(const QueueKey& a, const QueueKey& b) {
 }
 
 QueueKey KeyFor(const Workload& workload) {
+  absl::Time timestamp = workload.meta.creation_timestamp;
+  const Condition* evicted =
+      FindCondition(workload.conditions, kConditionEvicted);
+  if (evicted != nullptr && evicted->status == "True" &&
+      (evicted->reason == kEvictedByPodsReadyTimeout ||
+       evicted->reason == kEvictedByAdmissionCheck)) {
+    timestamp = evicted->last_transition_time;
+  }
   return QueueKey{workload.priority,
-                  workload.meta.creation_timestamp,
+                  timestamp,
                   workload.meta.uid,
                   {workload.meta.namespace_name, workload.meta.name}};
 }
@@ -51,46 +74,109 @@ void Manager::Remove(const NamespacedName& workload) {
   where_.erase(it);
 }
 
-bool Manager::Requeue(const std::string& cluster_queue, const QueueKey& key,
-                      RequeueReason reason) {
-  Pending& pending = queues_[cluster_queue];
-  bool immediate = pending.strategy == QueueingStrategy::kStrictFIFO
-                       ? reason != RequeueReason::kNamespaceMismatch
-                       : reason == RequeueReason::kFailedAfterNomination;
-  Remove(key.workload);
-  (immediate ? pending.active : pending.inadmissible).insert(key);
-  where_[key.workload] = Location{cluster_queue, key, !immediate};
-  return !immediate;
+bool Manager::IsImmediate(QueueingStrategy strategy, RequeueReason reason) {
+  if (strategy == QueueingStrategy::kStrictFIFO) {
+    return reason != RequeueReason::kNamespaceMismatch;
+  }
+  return reason == RequeueReason::kFailedAfterNomination ||
+         reason == RequeueReason::kPendingPreemption ||
+         reason == RequeueReason::kPreemptionFailed;
 }
 
-bool Manager::QueueInadmissible(
-    const std::vector<std::string>& cluster_queues) {
-  bool moved = false;
+bool Manager::RequeueIfNotPresent(const std::string& cluster_queue,
+                                  const QueueKey& key, RequeueReason reason) {
+  auto held = where_.find(key.workload);
+  if (held != where_.end() && held->second.cluster_queue != cluster_queue) {
+    Remove(key.workload);
+    held = where_.end();
+  }
+  Pending& pending = queues_[cluster_queue];
+  // Kueue's requeueIfNotPresent (backoff and pending flavors are not
+  // modelled: every requeue is past its backoff and has no flavor left).
+  if (IsImmediate(pending.strategy, reason) ||
+      pending.queue_inadmissible_cycle >= pending.pop_cycle) {
+    if (held == where_.end()) {
+      pending.active.insert(key);
+      where_[key.workload] = Location{cluster_queue, key, false};
+      return true;
+    }
+    if (!held->second.inadmissible) return false;
+    // Back to the heap with the key it was parked with, as Kueue moves the
+    // stored entry.
+    pending.inadmissible.erase(held->second.key);
+    pending.active.insert(held->second.key);
+    held->second.inadmissible = false;
+    return true;
+  }
+  if (held != where_.end()) return false;
+  pending.inadmissible.insert(key);
+  where_[key.workload] = Location{cluster_queue, key, true};
+  return true;
+}
+
+bool Manager::Requeue(const std::string& cluster_queue, const QueueKey& key,
+                      RequeueReason reason) {
+  return RequeueIfNotPresent(cluster_queue, key, reason) &&
+         IsInadmissible(key.workload);
+}
+
+int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
+                               const EligibleFn& eligible) {
+  int moved = 0;
   for (const std::string& name : cluster_queues) {
     auto it = queues_.find(name);
     if (it == queues_.end()) continue;
     Pending& pending = it->second;
-    for (const QueueKey& key : pending.inadmissible) {
-      pending.active.insert(key);
-      where_[key.workload].inadmissible = false;
-      moved = true;
+    pending.queue_inadmissible_cycle = pending.pop_cycle;
+    for (auto k = pending.inadmissible.begin();
+         k != pending.inadmissible.end();) {
+      if (eligible && !eligible(name, *k)) {
+        ++k;
+        continue;
+      }
+      pending.active.insert(*k);
+      where_[k->workload].inadmissible = false;
+      k = pending.inadmissible.erase(k);
+      ++moved;
     }
-    pending.inadmissible.clear();
   }
   return moved;
 }
 
-bool Manager::QueueAllInadmissible() {
+int Manager::QueueAllInadmissible(const EligibleFn& eligible) {
   std::vector<std::string> names;
   for (const auto& [name, pending] : queues_) names.push_back(name);
-  return QueueInadmissible(names);
+  return QueueInadmissible(names, eligible);
 }
 
 int32_t Manager::PendingCount(const std::string& cluster_queue) const {
+  return PendingActive(cluster_queue) + PendingInadmissible(cluster_queue);
+}
+
+int32_t Manager::PendingActive(const std::string& cluster_queue) const {
   auto it = queues_.find(cluster_queue);
   if (it == queues_.end()) return 0;
-  return static_cast<int32_t>(it->second.active.size() +
-                              it->second.inadmissible.size());
+  return static_cast<int32_t>(it->second.active.size());
+}
+
+int32_t Manager::PendingInadmissible(const std::string& cluster_queue) const {
+  auto it = queues_.find(cluster_queue);
+  if (it == queues_.end()) return 0;
+  return static_cast<int32_t>(it->second.inadmissible.size());
+}
+
+std::vector<NamespacedName> Manager::ActiveWorkloads(
+    const std::string& cluster_queue) const {
+  auto it = queues_.find(cluster_queue);
+  if (it == queues_.end()) return {};
+  return Workloads(it->second.active);
+}
+
+std::vector<NamespacedName> Manager::InadmissibleWorkloads(
+    const std::string& cluster_queue) const {
+  auto it = queues_.find(cluster_queue);
+  if (it == queues_.end()) return {};
+  return Workloads(it->second.inadmissible);
 }
 
 std::optional<int64_t> Manager::PositionOf(
@@ -111,6 +197,11 @@ const std::string* Manager::ClusterQueueOf(
     const NamespacedName& workload) const {
   auto it = where_.find(workload);
   return it == where_.end() ? nullptr : &it->second.cluster_queue;
+}
+
+bool Manager::IsInadmissible(const NamespacedName& workload) const {
+  auto it = where_.find(workload);
+  return it != where_.end() && it->second.inadmissible;
 }
 
 bool Manager::HasActive() const {

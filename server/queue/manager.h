@@ -7,6 +7,7 @@
 // admitted goes (Requeue).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -32,8 +33,12 @@ struct QueueKey {
   friend bool operator==(const QueueKey&, const QueueKey&) = default;
 };
 
-// Builds the queue key of a pending workload (queue-order timestamp: the
-// creation time).
+// Builds the queue key of a pending workload. The timestamp is Kueue's
+// queue-order timestamp (workload.Ordering.GetQueueOrderTimestamp) with
+// Kueue's defaults (requeuingStrategy.timestamp Eviction,
+// PrioritySortingWithinCohort on): the time of the Evicted condition when
+// the workload was evicted for PodsReadyTimeout or by an AdmissionCheck,
+// the creation time otherwise.
 QueueKey KeyFor(const Workload& workload);
 
 // Pending workloads of every ClusterQueue. Thread-compatible: owned by the
@@ -41,13 +46,30 @@ QueueKey KeyFor(const Workload& workload);
 class Manager {
  public:
   // Why a head was not admitted, as Kueue's RequeueReason; decides where
-  // it goes back to.
+  // it goes back to (see Requeue).
   enum class RequeueReason {
+    // Any other reason (Kueue's empty reason).
     kGeneric,
+    // The flavor assigner found no fit, not even with preemption.
     kNoFit,
+    // The workload's namespace does not match the ClusterQueue's selector.
     kNamespaceMismatch,
+    // It fit when nominated but no longer did once earlier entries of the
+    // same cycle were admitted.
     kFailedAfterNomination,
+    // It issued preemptions and waits for the victims to go.
+    kPendingPreemption,
+    // Preemption targets were found but evicting them failed.
+    kPreemptionFailed,
+    // It needs preemption and no candidate set frees enough quota.
+    kPreemptionNoCandidates,
   };
+
+  // Decides which inadmissible workloads QueueInadmissible may move back,
+  // e.g. only those whose namespace still matches the ClusterQueue's
+  // selector (Kueue re-checks it).
+  using EligibleFn =
+      std::function<bool(const std::string& cluster_queue, const QueueKey&)>;
 
   // Creates or updates the queue of a ClusterQueue.
   void UpsertClusterQueue(const std::string& name, QueueingStrategy strategy);
@@ -61,25 +83,49 @@ class Manager {
   void Remove(const NamespacedName& workload);
 
   // Pops the head of every ClusterQueue accepted by `is_active`, in name
-  // order (Kueue: one head per active ClusterQueue per cycle).
+  // order (Kueue: one head per active ClusterQueue per cycle). A popped
+  // workload is held by no queue until it is requeued.
   template <typename Pred>
   std::vector<std::pair<std::string, NamespacedName>> PopHeads(Pred is_active);
 
-  // Puts a popped head back. StrictFIFO puts it back in the heap (it keeps
-  // blocking the queue) except on namespace mismatch; BestEffortFIFO parks
-  // it as inadmissible unless the reason is kFailedAfterNomination.
-  // Returns true when the head was parked as inadmissible.
+  // Kueue's ClusterQueue.RequeueIfNotPresent: puts a workload that could not
+  // be admitted back into `cluster_queue`, unless it is already there.
+  // It goes back to the active heap when the requeue is "immediate" or when
+  // QueueInadmissible ran for this ClusterQueue since its last pop (quota may
+  // have been freed while it was being scheduled); otherwise it is parked
+  // as inadmissible. Immediate: StrictFIFO, any reason but
+  // kNamespaceMismatch (the head keeps blocking the queue); BestEffortFIFO,
+  // kFailedAfterNomination, kPendingPreemption and kPreemptionFailed.
+  // An immediate requeue of a workload parked in this ClusterQueue moves it
+  // back to the heap. A workload held by another ClusterQueue is first
+  // removed from there. Returns whether the workload was inserted or moved.
+  bool RequeueIfNotPresent(const std::string& cluster_queue,
+                           const QueueKey& key, RequeueReason reason);
+  // RequeueIfNotPresent for a popped head. Returns true when the head was
+  // parked as inadmissible (the next workload becomes the head).
   bool Requeue(const std::string& cluster_queue, const QueueKey& key,
                RequeueReason reason);
 
-  // Moves every inadmissible workload of the given ClusterQueues back to
-  // their heaps (quota was freed or configuration changed). Returns true if
-  // any moved.
-  bool QueueInadmissible(const std::vector<std::string>& cluster_queues);
-  bool QueueAllInadmissible();
+  // Moves every inadmissible workload of the given ClusterQueues accepted
+  // by `eligible` (all when null) back to their heaps: quota was freed or
+  // configuration changed. Callers pass a whole cohort tree
+  // (cache::Cache::ClusterQueuesInTree). Returns how many moved.
+  int QueueInadmissible(const std::vector<std::string>& cluster_queues,
+                        const EligibleFn& eligible = nullptr);
+  int QueueAllInadmissible(const EligibleFn& eligible = nullptr);
 
   // Counts for status: active plus inadmissible.
   int32_t PendingCount(const std::string& cluster_queue) const;
+  // The two parts of PendingCount (Kueue's pending_workloads metric with
+  // status "active" and "inadmissible").
+  int32_t PendingActive(const std::string& cluster_queue) const;
+  int32_t PendingInadmissible(const std::string& cluster_queue) const;
+  // The workloads of a ClusterQueue's heap and of its inadmissible set, each
+  // in queue order (Kueue's Dump and DumpInadmissible).
+  std::vector<NamespacedName> ActiveWorkloads(
+      const std::string& cluster_queue) const;
+  std::vector<NamespacedName> InadmissibleWorkloads(
+      const std::string& cluster_queue) const;
   // 0-based position of a workload in its ClusterQueue's order (active and
   // inadmissible together, as Kueue's visibility API), or nullopt.
   std::optional<int64_t> PositionOf(const NamespacedName& workload) const;
@@ -88,6 +134,8 @@ class Manager {
   bool Contains(const NamespacedName& workload) const {
     return where_.count(workload) > 0;
   }
+  // Whether a workload is parked as inadmissible.
+  bool IsInadmissible(const NamespacedName& workload) const;
   bool HasActive() const;
 
  private:
@@ -95,12 +143,18 @@ class Manager {
     QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
     std::set<QueueKey> active;
     std::set<QueueKey> inadmissible;
+    // Kueue's popCycle and queueInadmissibleCycle: a requeue goes to the
+    // heap when QueueInadmissible ran at or after the last pop.
+    int64_t pop_cycle = 0;
+    int64_t queue_inadmissible_cycle = -1;
   };
   struct Location {
     std::string cluster_queue;
     QueueKey key;
     bool inadmissible = false;
   };
+
+  static bool IsImmediate(QueueingStrategy strategy, RequeueReason reason);
 
   std::map<std::string, Pending> queues_;
   std::map<NamespacedName, Location> where_;
@@ -112,6 +166,7 @@ std::vector<std::pair<std::string, NamespacedName>> Manager::PopHeads(
   std::vector<std::pair<std::string, NamespacedName>> heads;
   for (auto& [name, pending] : queues_) {
     if (pending.active.empty() || !is_active(name)) continue;
+    ++pending.pop_cycle;
     auto it = pending.active.begin();
     heads.emplace_back(name, it->workload);
     where_.erase(it->workload);

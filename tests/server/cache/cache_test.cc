@@ -117,9 +117,11 @@ TEST(CacheTest, ActiveConditionReasons) {
   const ClusterQueueSnapshot* noflavor = cache.FindClusterQueue("noflavor");
   EXPECT_FALSE(noflavor->active);
   EXPECT_EQ(noflavor->active_reason, "FlavorNotFound");
+  // Kueue prints the list joined with "," and no brackets
+  // (clusterqueue.go inactiveReason; cache_test.go "flavor not found").
   EXPECT_EQ(noflavor->active_message,
             "Can't admit new workloads: references missing ResourceFlavor(s): "
-            "[blue].");
+            "blue.");
   EXPECT_EQ(cache.FindClusterQueue("stopped")->active_reason, "Stopped");
   EXPECT_EQ(cache.FindClusterQueue("nocheck")->active_reason,
             "AdmissionCheckNotFound");
