@@ -115,6 +115,7 @@ void AdmissionState::Clear() {
   admission_checks_.clear();
   namespaces_.clear();
   workloads_.clear();
+  last_assignments_.clear();
   changes_ = Changes();
   config_changed_ = true;
   needs_scheduling_ = false;
@@ -266,6 +267,10 @@ void AdmissionState::Rebuild(absl::Time now) {
   for (const auto& [name, f] : flavors_) flavor_names.insert(name);
   for (const auto& [name, c] : admission_checks_) check_names.insert(name);
   cache_.Rebuild(cluster_queues_, cohorts_, flavor_names, check_names);
+  // Quotas may have changed anywhere: every flavor-scan bookmark is old.
+  for (const auto& [name, cq] : cluster_queues_) {
+    ++cluster_queue_generations_[name];
+  }
   // Usage is derived from the workloads that hold quota, so it can never
   // drift from them.
   for (const auto& [key, wl] : workloads_) {
@@ -337,6 +342,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   needs_scheduling_ = false;
   int passes = 0;
   scheduler::SchedulingContext context{&flavors_, &namespaces_};
+  context.cluster_queue_generations = &cluster_queue_generations_;
   while (true) {
     auto popped = queues_.PopHeads([this](const std::string& name) {
       const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(name);
@@ -344,10 +350,14 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     });
     if (popped.empty()) break;
     ++passes;
+    context.scheduling_cycle = ++scheduling_cycle_;
     std::vector<scheduler::Head> heads;
     heads.reserve(popped.size());
     for (const auto& [cq, key] : popped) {
-      heads.push_back({&workloads_.at(key), cq});
+      auto bookmark = last_assignments_.find(key);
+      heads.push_back(
+          {&workloads_.at(key), cq,
+           bookmark == last_assignments_.end() ? nullptr : &bookmark->second});
     }
     // One Kueue cycle over the heads.
     scheduler::CycleResult result =
@@ -357,24 +367,43 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
       Workload& wl = *const_cast<Workload*>(entry.workload);
       NamespacedName key = KeyOf(wl);
       if (entry.status == scheduler::EntryResult::Status::kAdmitted) {
+        last_assignments_.erase(key);
         ReserveQuota(wl, std::move(entry.admission), now);
         progress = true;
         continue;
       }
-      if (SetPendingCondition(wl, entry.reason, entry.message, now)) {
+      bool pending_flavors = false;
+      if (entry.last_assignment.has_value()) {
+        pending_flavors = entry.last_assignment->PendingFlavors();
+        last_assignments_[key] = *std::move(entry.last_assignment);
+      } else {
+        last_assignments_.erase(key);
+      }
+      // Kueue leaves the granular reason empty in a few corners (a pod set
+      // whose other resources got flavors); its non-granular fallback is
+      // "Pending", which kq uses rather than write a condition without a
+      // reason.
+      const std::string& reason_text =
+          entry.reason.empty() ? std::string("Pending") : entry.reason;
+      if (SetPendingCondition(wl, reason_text, entry.message, now)) {
         MarkWorkload(key, Change::kModified);
       }
       queue::Manager::RequeueReason reason =
           queue::Manager::RequeueReason::kGeneric;
       if (entry.namespace_mismatch) {
         reason = queue::Manager::RequeueReason::kNamespaceMismatch;
+      } else if (entry.no_preemption_candidates) {
+        reason = queue::Manager::RequeueReason::kPreemptionNoCandidates;
       } else if (entry.status == scheduler::EntryResult::Status::kNoFit) {
         reason = queue::Manager::RequeueReason::kNoFit;
       } else if (entry.status == scheduler::EntryResult::Status::kSkipped) {
         reason = queue::Manager::RequeueReason::kFailedAfterNomination;
       }
-      progress |=
-          queues_.Requeue(entry.cluster_queue, queue::KeyFor(wl), reason);
+      // Parking a head, or coming back to try further flavors, lets the
+      // next pass do something new.
+      progress |= queues_.Requeue(entry.cluster_queue, queue::KeyFor(wl),
+                                  reason, pending_flavors);
+      progress |= pending_flavors;
     }
     if (!progress) break;
     if (passes >= limits.max_passes || limits.out_of_time()) {
@@ -450,6 +479,8 @@ void AdmissionState::ReleaseQuota(const Workload& wl) {
   if (cq == nullptr) return;
   cache::FlavorResourceQuantities usage = cache::UsageOf(*wl.admission);
   cq->RemoveUsage(usage);
+  // Kueue's AllocatableResourceGeneration: freed quota outdates bookmarks.
+  ++cluster_queue_generations_[wl.admission->cluster_queue];
   if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
     for (const auto& [fr, v] : usage) {
       cq->admitted_usage[fr] = SaturatingSub(cq->admitted_usage[fr], v);
@@ -580,6 +611,7 @@ absl::StatusOr<Workload> AdmissionState::FinishWorkload(
   Workload wl = std::move(it->second);
   workloads_.erase(it);
   queues_.Remove(key);
+  last_assignments_.erase(key);
   ReleaseQuota(wl);
   SetCondition(&wl.conditions,
                Condition{kConditionFinished, "True", reason, message, now});

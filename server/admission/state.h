@@ -22,6 +22,7 @@
 #include "server/cache/cache.h"
 #include "server/core/objects.h"
 #include "server/queue/manager.h"
+#include "server/scheduler/flavor_assigner.h"
 
 namespace kq::admission {
 
@@ -210,6 +211,11 @@ class AdmissionState {
   std::map<NamespacedName, Workload> workloads_;
   cache::Cache cache_;
   queue::Manager queues_;
+  // Flavor-scan bookmarks of pending workloads (Kueue's LastAssignment).
+  std::map<NamespacedName, scheduler::LastAssignment> last_assignments_;
+  // Kueue's AllocatableResourceGeneration per ClusterQueue.
+  std::map<std::string, int64_t> cluster_queue_generations_;
+  int64_t scheduling_cycle_ = 0;
   Changes changes_;
   bool config_changed_ = false;
   bool needs_scheduling_ = false;

@@ -84,17 +84,19 @@ bool Manager::IsImmediate(QueueingStrategy strategy, RequeueReason reason) {
 }
 
 bool Manager::RequeueIfNotPresent(const std::string& cluster_queue,
-                                  const QueueKey& key, RequeueReason reason) {
+                                  const QueueKey& key, RequeueReason reason,
+                                  bool pending_flavors) {
   auto held = where_.find(key.workload);
   if (held != where_.end() && held->second.cluster_queue != cluster_queue) {
     Remove(key.workload);
     held = where_.end();
   }
   Pending& pending = queues_[cluster_queue];
-  // Kueue's requeueIfNotPresent (backoff and pending flavors are not
-  // modelled: every requeue is past its backoff and has no flavor left).
+  // Kueue's requeueIfNotPresent (backoff is not modelled yet: every requeue
+  // is past its backoff).
   if (IsImmediate(pending.strategy, reason) ||
-      pending.queue_inadmissible_cycle >= pending.pop_cycle) {
+      pending.queue_inadmissible_cycle >= pending.pop_cycle ||
+      pending_flavors) {
     if (held == where_.end()) {
       pending.active.insert(key);
       where_[key.workload] = Location{cluster_queue, key, false};
@@ -115,8 +117,8 @@ bool Manager::RequeueIfNotPresent(const std::string& cluster_queue,
 }
 
 bool Manager::Requeue(const std::string& cluster_queue, const QueueKey& key,
-                      RequeueReason reason) {
-  return RequeueIfNotPresent(cluster_queue, key, reason) &&
+                      RequeueReason reason, bool pending_flavors) {
+  return RequeueIfNotPresent(cluster_queue, key, reason, pending_flavors) &&
          IsInadmissible(key.workload);
 }
 

@@ -98,13 +98,16 @@ class Manager {
   // kFailedAfterNomination, kPendingPreemption and kPreemptionFailed.
   // An immediate requeue of a workload parked in this ClusterQueue moves it
   // back to the heap. A workload held by another ClusterQueue is first
-  // removed from there. Returns whether the workload was inserted or moved.
+  // removed from there. `pending_flavors`: its flavor scan stopped before
+  // the last flavor (it goes back to the heap to try the next ones).
+  // Returns whether the workload was inserted or moved.
   bool RequeueIfNotPresent(const std::string& cluster_queue,
-                           const QueueKey& key, RequeueReason reason);
+                           const QueueKey& key, RequeueReason reason,
+                           bool pending_flavors = false);
   // RequeueIfNotPresent for a popped head. Returns true when the head was
   // parked as inadmissible (the next workload becomes the head).
   bool Requeue(const std::string& cluster_queue, const QueueKey& key,
-               RequeueReason reason);
+               RequeueReason reason, bool pending_flavors = false);
 
   // Moves every inadmissible workload of the given ClusterQueues accepted
   // by `eligible` (all when null) back to their heaps: quota was freed or

@@ -1,6 +1,7 @@
 #include "server/scheduler/flavor_assigner.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -10,95 +11,73 @@
 namespace kq::scheduler {
 namespace {
 
-constexpr char kNoMatchingFlavor[] = "NoMatchingFlavor";
-constexpr char kExceedsMaxQuota[] = "ExceedsMaxQuota";
-constexpr char kWaitingForQuota[] = "WaitingForQuota";
+constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 
 // Kueue's reasonSeverity: NoMatchingFlavor > ExceedsMaxQuota >
-// WaitingForQuota > none.
-int Severity(const std::string& reason) {
-  if (reason == kNoMatchingFlavor) return 3;
-  if (reason == kExceedsMaxQuota) return 2;
-  if (reason == kWaitingForQuota) return 1;
+// WaitingForQuota > anything else.
+int ReasonSeverity(const std::string& reason) {
+  if (reason == kReasonNoMatchingFlavor) return 4;
+  if (reason == kReasonExceedsMaxQuota) return 3;
+  if (reason == kReasonWaitingForQuota) return 2;
   return 0;
 }
 
-const std::string& MostSevere(const std::string& a, const std::string& b) {
-  return Severity(a) >= Severity(b) ? a : b;
+// Kueue's mostSevereReason; `a` wins ties.
+std::string MostSevereReason(const std::string& a, const std::string& b) {
+  return ReasonSeverity(a) >= ReasonSeverity(b) ? a : b;
 }
 
-bool ToleratesTaint(const Toleration& t, const Taint& taint) {
-  if (!t.effect.empty() && t.effect != taint.effect) return false;
-  if (t.op == "Exists") return t.key.empty() || t.key == taint.key;
-  return t.key == taint.key && t.value == taint.value;
+AssignmentMode ToAssignmentMode(PreemptionMode mode) {
+  switch (mode) {
+    case PreemptionMode::kNoFit:
+      return AssignmentMode::kNoFit;
+    case PreemptionMode::kNoPreemptionCandidates:
+    case PreemptionMode::kPreempt:
+    case PreemptionMode::kReclaim:
+      return AssignmentMode::kPreempt;
+    case PreemptionMode::kFit:
+      return AssignmentMode::kFit;
+  }
+  return AssignmentMode::kNoFit;
 }
 
-std::string TaintString(const Taint& taint) {
-  if (taint.value.empty()) return absl::StrCat(taint.key, ":", taint.effect);
-  return absl::StrCat(taint.key, "=", taint.value, ":", taint.effect);
+PreemptionMode FromPreemptionPossibility(PreemptionPossibility p) {
+  switch (p) {
+    case PreemptionPossibility::kNoCandidates:
+      return PreemptionMode::kNoPreemptionCandidates;
+    case PreemptionPossibility::kPreempt:
+      return PreemptionMode::kPreempt;
+    case PreemptionPossibility::kReclaim:
+      return PreemptionMode::kReclaim;
+  }
+  return PreemptionMode::kNoPreemptionCandidates;
 }
 
-// A node-selector requirement against a node's labels (In, NotIn, Exists,
-// DoesNotExist, Gt, Lt), as kube-scheduler evaluates it.
-bool NodeRequirementMatches(const LabelSelectorRequirement& req,
-                            const Labels& labels) {
-  auto it = labels.find(req.key);
-  bool has = it != labels.end();
-  if (req.op == "In" || req.op == "NotIn") {
-    bool in = has && std::find(req.values.begin(), req.values.end(),
-                               it->second) != req.values.end();
-    return req.op == "In" ? in : !in;
+std::optional<PreemptionPossibility> ToPreemptionPossibility(
+    PreemptionMode mode) {
+  switch (mode) {
+    case PreemptionMode::kNoPreemptionCandidates:
+      return PreemptionPossibility::kNoCandidates;
+    case PreemptionMode::kPreempt:
+      return PreemptionPossibility::kPreempt;
+    case PreemptionMode::kReclaim:
+      return PreemptionPossibility::kReclaim;
+    case PreemptionMode::kNoFit:
+    case PreemptionMode::kFit:
+      return std::nullopt;
   }
-  if (req.op == "Exists") return has;
-  if (req.op == "DoesNotExist") return !has;
-  if (req.op == "Gt" || req.op == "Lt") {
-    int64_t label_value, bound;
-    if (!has || req.values.size() != 1 ||
-        !absl::SimpleAtoi(it->second, &label_value) ||
-        !absl::SimpleAtoi(req.values[0], &bound)) {
-      return false;
-    }
-    return req.op == "Gt" ? label_value > bound : label_value < bound;
-  }
-  return false;
+  return std::nullopt;
 }
 
-// Kueue's flavorSelector: only the flavor's own label keys count; a term
-// left empty by that filter matches every flavor.
-bool MatchesNodeAffinity(const PodSet& ps, const ResourceFlavor& flavor) {
-  const Labels& node = flavor.node_labels;
-  for (const auto& [key, value] : ps.node_selector) {
-    if (!node.count(key)) continue;
-    if (node.at(key) != value) return false;
-  }
-  std::vector<std::vector<const LabelSelectorRequirement*>> terms;
-  for (const NodeSelectorTerm& term : ps.required_node_affinity) {
-    std::vector<const LabelSelectorRequirement*> kept;
-    for (const LabelSelectorRequirement& req : term.match_expressions) {
-      if (node.count(req.key)) kept.push_back(&req);
-    }
-    if (kept.empty()) return true;
-    terms.push_back(std::move(kept));
-  }
-  if (terms.empty()) return true;
-  for (const auto& term : terms) {
-    bool all = true;
-    for (const LabelSelectorRequirement* req : term) {
-      all = all && NodeRequirementMatches(*req, node);
-    }
-    if (all) return true;
-  }
-  return false;
+// Kueue's ResourceFormatter.AmountQuantityString: quota amounts may be
+// Unlimited.
+std::string AmountString(const std::string& resource, int64_t amount) {
+  if (amount == kUnlimited) return "<unlimited>";
+  return FormatAmount(resource, amount);
 }
 
-// One flavor tried for one resource group of one pod set.
-struct Attempt {
-  std::string flavor;
-  bool fits = false;
-  std::string no_fit_reason;
-};
-
-// Which resource group covers `resource`, or -1.
+// The resource group of the ClusterQueue covering `resource`, or -1 (Kueue's
+// RGByResource).
 int GroupOf(const ClusterQueue& cq, const std::string& resource) {
   for (size_t g = 0; g < cq.resource_groups.size(); ++g) {
     const auto& covered = cq.resource_groups[g].covered_resources;
@@ -109,35 +88,473 @@ int GroupOf(const ClusterQueue& cq, const std::string& resource) {
   return -1;
 }
 
-}  // namespace
+// Kueue's findRGIndicesByFlavor.
+std::vector<int> GroupsWithFlavor(const ClusterQueue& cq,
+                                  const std::string& flavor) {
+  std::vector<int> groups;
+  for (size_t g = 0; g < cq.resource_groups.size(); ++g) {
+    for (const FlavorQuotas& fq : cq.resource_groups[g].flavors) {
+      if (fq.name == flavor) {
+        groups.push_back(static_cast<int>(g));
+        break;
+      }
+    }
+  }
+  return groups;
+}
 
-bool ToleratesTaints(const std::vector<Taint>& taints,
-                     const std::vector<Toleration>& tolerations,
-                     const Taint** untolerated) {
+// Kubernetes' Toleration.ToleratesTaint.
+bool ToleratesTaint(const Toleration& t, const Taint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (!t.key.empty() && t.key != taint.key) return false;
+  if (t.op.empty() || t.op == "Equal") return t.value == taint.value;
+  return t.op == "Exists";
+}
+
+// Kubernetes' FindMatchingUntoleratedTaint restricted to NoSchedule and
+// NoExecute taints: the first one no toleration tolerates, or nullptr.
+const Taint* FindUntoleratedTaint(const std::vector<Taint>& taints,
+                                  const std::vector<Toleration>& tolerations) {
   for (const Taint& taint : taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
     bool tolerated = false;
     for (const Toleration& t : tolerations) {
-      tolerated = tolerated || ToleratesTaint(t, taint);
+      if (ToleratesTaint(t, taint)) {
+        tolerated = true;
+        break;
+      }
     }
-    if (!tolerated) {
-      *untolerated = &taint;
+    if (!tolerated) return &taint;
+  }
+  return nullptr;
+}
+
+// Go's "%s" of a corev1.Taint value, which Kueue's message uses verbatim:
+// {key value effect <nil>} (the last field is the unset TimeAdded).
+std::string GoTaintString(const Taint& taint) {
+  return absl::StrCat("{", taint.key, " ", taint.value, " ", taint.effect,
+                      " <nil>}");
+}
+
+// Go's %#v of a []string, as apimachinery prints an invalid value.
+std::string GoStringSlice(const std::vector<std::string>& values) {
+  std::vector<std::string> quoted;
+  for (const std::string& v : values)
+    quoted.push_back(absl::StrCat("\"", v, "\""));
+  return absl::StrCat("[]string{", absl::StrJoin(quoted, ", "), "}");
+}
+
+// The parse errors Kubernetes' nodeSelectorRequirementsAsSelector and
+// labels.NewRequirement report for one requirement at `path` (label key and
+// value syntax is not checked). Several errors print as an aggregate.
+std::string RequirementError(const LabelSelectorRequirement& req,
+                             const std::string& path) {
+  std::vector<std::string> errors;
+  const std::string values_path = absl::StrCat(path, ".values");
+  if (req.op == "In" || req.op == "NotIn") {
+    if (req.values.empty()) {
+      errors.push_back(absl::StrCat(
+          values_path, ": Invalid value: ", GoStringSlice(req.values),
+          ": for 'in', 'notin' operators, values set can't be empty"));
+    }
+  } else if (req.op == "Exists" || req.op == "DoesNotExist") {
+    if (!req.values.empty()) {
+      errors.push_back(absl::StrCat(
+          values_path, ": Invalid value: ", GoStringSlice(req.values),
+          ": values set must be empty for exists and does not exist"));
+    }
+  } else if (req.op == "Gt" || req.op == "Lt") {
+    if (req.values.size() != 1) {
+      errors.push_back(absl::StrCat(
+          values_path, ": Invalid value: ", GoStringSlice(req.values),
+          ": for 'Gt', 'Lt' operators, exactly one value is required"));
+    }
+    for (size_t i = 0; i < req.values.size(); ++i) {
+      int64_t unused;
+      if (!absl::SimpleAtoi(req.values[i], &unused)) {
+        errors.push_back(absl::StrCat(
+            values_path, "[", i, "]: Invalid value: \"", req.values[i],
+            "\": for 'Gt', 'Lt' operators, the value must be an integer"));
+      }
+    }
+  } else {
+    errors.push_back(
+        absl::StrCat(path, ".operator: Unsupported value: \"", req.op, "\""));
+  }
+  if (errors.size() <= 1) return errors.empty() ? "" : errors[0];
+  return absl::StrCat("[", absl::StrJoin(errors, ", "), "]");
+}
+
+// A valid requirement against node labels (labels.Requirement.Matches).
+bool RequirementMatches(const LabelSelectorRequirement& req,
+                        const Labels& labels) {
+  auto it = labels.find(req.key);
+  const bool has = it != labels.end();
+  if (req.op == "In" || req.op == "NotIn") {
+    bool in = has && std::find(req.values.begin(), req.values.end(),
+                               it->second) != req.values.end();
+    return req.op == "In" ? in : !in;
+  }
+  if (req.op == "Exists") return has;
+  if (req.op == "DoesNotExist") return !has;
+  // Gt / Lt: the label must parse as an integer.
+  int64_t label_value, bound;
+  if (!has || !absl::SimpleAtoi(it->second, &label_value) ||
+      !absl::SimpleAtoi(req.values[0], &bound)) {
+    return false;
+  }
+  return req.op == "Gt" ? label_value > bound : label_value < bound;
+}
+
+// Kueue's flavorSelector evaluated against a node carrying the flavor's
+// labels (kube-scheduler's RequiredNodeAffinity): nodeSelector entries and
+// required-affinity expressions whose key is not one of the flavor's own
+// label keys are dropped; a term left empty drops the whole required
+// affinity (terms are ORed, so it would match anything). Returns whether
+// the flavor matches; sets *error for a malformed requirement reached by
+// the evaluation (Kubernetes' LazyErrorNodeSelector).
+bool FlavorMatchesNodeAffinity(const PodSet& ps, const Labels& node,
+                               std::string* error) {
+  for (const auto& [key, value] : ps.node_selector) {
+    auto it = node.find(key);
+    if (it == node.end()) continue;  // not one of the flavor's keys
+    if (it->second != value) return false;
+  }
+  std::vector<NodeSelectorTerm> terms;
+  for (const NodeSelectorTerm& term : ps.required_node_affinity) {
+    NodeSelectorTerm kept;
+    for (const LabelSelectorRequirement& req : term.match_expressions) {
+      if (node.count(req.key)) kept.match_expressions.push_back(req);
+    }
+    if (kept.match_expressions.empty()) {
+      terms.clear();
+      break;
+    }
+    terms.push_back(std::move(kept));
+  }
+  if (terms.empty()) return true;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    std::string parse_error;
+    for (size_t e = 0; e < terms[t].match_expressions.size(); ++e) {
+      parse_error = RequirementError(
+          terms[t].match_expressions[e],
+          absl::StrCat("nodeSelectorTerms[", t, "].matchExpressions[", e, "]"));
+      if (!parse_error.empty()) break;
+    }
+    if (!parse_error.empty()) {
+      *error = parse_error;
       return false;
     }
+    bool all = true;
+    for (const LabelSelectorRequirement& req : terms[t].match_expressions) {
+      if (!RequirementMatches(req, node)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return true;
   }
-  return true;
+  return false;
+}
+
+// Unique, sorted union of two reason lists (Kueue's mergeUnique + sort).
+std::vector<std::string> MergeUnique(const std::vector<std::string>& a,
+                                     const std::vector<std::string>& b) {
+  std::set<std::string> set(a.begin(), a.end());
+  set.insert(b.begin(), b.end());
+  return {set.begin(), set.end()};
+}
+
+// Kueue's mergeFlavorAttempts: a flavor seen for several resources keeps its
+// worst mode, highest borrowing, lowest preemption possibility, all reasons
+// and the most severe no-fit reason.
+void MergeFlavorAttempts(std::map<std::string, FlavorAssignmentAttempt>& dst,
+                         const std::vector<FlavorAssignmentAttempt>& src) {
+  for (const FlavorAssignmentAttempt& at : src) {
+    auto it = dst.find(at.flavor);
+    if (it == dst.end()) {
+      FlavorAssignmentAttempt copy = at;
+      copy.reasons = MergeUnique({}, at.reasons);
+      dst[at.flavor] = std::move(copy);
+      continue;
+    }
+    FlavorAssignmentAttempt& existing = it->second;
+    existing.mode = std::min(existing.mode, at.mode);
+    existing.borrow = std::max(existing.borrow, at.borrow);
+    if (at.preemption_possibility &&
+        (!existing.preemption_possibility ||
+         *at.preemption_possibility < *existing.preemption_possibility)) {
+      existing.preemption_possibility = at.preemption_possibility;
+    }
+    existing.reasons = MergeUnique(existing.reasons, at.reasons);
+    existing.no_fit_reason =
+        MostSevereReason(existing.no_fit_reason, at.no_fit_reason);
+  }
+}
+
+// Kueue's mergeFlavorAttemptsForResource: after merging, a flavor of
+// `resource`'s group that was considered before but not for `resource`
+// does not provide it.
+void MergeFlavorAttemptsForResource(
+    std::map<std::string, FlavorAssignmentAttempt>& dst,
+    const std::vector<FlavorAssignmentAttempt>& src,
+    const std::string& resource, const ClusterQueue& cq) {
+  MergeFlavorAttempts(dst, src);
+  if (src.empty()) return;
+  int group = GroupOf(cq, resource);
+  if (group < 0) return;
+  std::set<std::string> group_flavors;
+  for (const FlavorQuotas& fq : cq.resource_groups[group].flavors) {
+    group_flavors.insert(fq.name);
+  }
+  std::set<std::string> present;
+  for (const FlavorAssignmentAttempt& at : src) present.insert(at.flavor);
+  for (auto& [flavor, at] : dst) {
+    if (!group_flavors.count(flavor) || present.count(flavor)) continue;
+    at.mode = AssignmentMode::kNoFit;
+    at.reasons = MergeUnique(
+        at.reasons, {absl::StrCat("flavor ", flavor,
+                                  " does not provide resource ", resource)});
+    at.no_fit_reason = kReasonNoMatchingFlavor;
+  }
+}
+
+// A pod set's requests in Kueue's integer units (workload.PodSetResources):
+// per-pod amounts floored at 0 (non-CPU rounded up per pod), times count.
+struct PodSetRequests {
+  std::string name;
+  int32_t count = 0;
+  std::map<std::string, int64_t> requests;
+
+  // Kueue's PodSetResources.ScaledTo: the totals for `new_count` pods.
+  PodSetRequests ScaledTo(int32_t new_count) const {
+    PodSetRequests scaled = *this;
+    if (count != 0 && count != new_count) {
+      for (auto& [resource, amount] : scaled.requests) {
+        amount = SaturatingMul(amount / count, new_count);
+      }
+      scaled.count = new_count;
+    }
+    return scaled;
+  }
+};
+
+PodSetRequests TotalRequests(const PodSet& ps) {
+  PodSetRequests r{ps.name, ps.count, {}};
+  for (const auto& [resource, per_pod] : ps.requests) {
+    int64_t amount = std::max<int64_t>(0, ResourceAmount(resource, per_pod));
+    r.requests[resource] = SaturatingMul(amount, ps.count);
+  }
+  return r;
+}
+
+ResourceList ToResourceList(const std::map<std::string, int64_t>& amounts) {
+  ResourceList list;
+  for (const auto& [resource, amount] : amounts) {
+    list[resource] = QuantityFromAmount(resource, amount);
+  }
+  return list;
+}
+
+// Kueue's Assignment.append: records the pod set, its usage on the assigned
+// flavors, the borrowing level and the scan bookmark.
+void AppendPodSet(Assignment& assignment,
+                  const std::map<std::string, int64_t>& requests,
+                  PodSetAssignmentResult ps) {
+  std::map<std::string, int> tried;
+  for (const auto& [resource, fa] : ps.flavors) {
+    assignment.borrowing = std::max(assignment.borrowing, fa.borrow);
+    cache::FlavorResource fr{fa.name, resource};
+    auto req = requests.find(resource);
+    int64_t amount = req == requests.end() ? 0 : req->second;
+    auto& used = assignment.usage[fr];
+    used = SaturatingAdd(used, amount);
+    tried[resource] = fa.tried_flavor_idx;
+  }
+  assignment.last_state.last_tried_flavor_idx.push_back(std::move(tried));
+  assignment.pod_sets.push_back(std::move(ps));
+}
+
+// Kueue's resolveNoFitReason.
+void ResolveNoFitReason(Assignment& assignment, const ClusterQueue& cq) {
+  if (assignment.RepresentativeMode() != AssignmentMode::kNoFit) return;
+  std::string overall;
+  for (const PodSetAssignmentResult& ps : assignment.pod_sets) {
+    if (ps.RepresentativeMode() != AssignmentMode::kNoFit) continue;
+    if (ps.attempts.empty()) {
+      overall = MostSevereReason(overall, kReasonNoMatchingFlavor);
+      continue;
+    }
+    // Alternatives within a resource group: the least severe blocker.
+    std::map<int, std::string> group_min_reason;
+    for (size_t i = 0; i < ps.attempts.size(); ++i) {
+      const FlavorAssignmentAttempt& at = ps.attempts[i];
+      if (at.mode != AssignmentMode::kNoFit) continue;
+      std::vector<int> groups = GroupsWithFlavor(cq, at.flavor);
+      if (groups.empty()) {
+        // A flavor in no group (deleted): a group of its own.
+        groups.push_back(-1 - static_cast<int>(i));
+      }
+      for (int g : groups) {
+        auto it = group_min_reason.find(g);
+        if (it == group_min_reason.end() ||
+            ReasonSeverity(at.no_fit_reason) < ReasonSeverity(it->second)) {
+          group_min_reason[g] = at.no_fit_reason;
+        }
+      }
+    }
+    // Co-requisite groups: the most severe.
+    std::string pod_set_reason;
+    for (const auto& [group, reason] : group_min_reason) {
+      pod_set_reason = MostSevereReason(pod_set_reason, reason);
+    }
+    overall = MostSevereReason(overall, pod_set_reason);
+  }
+  assignment.no_fit_reason = overall;
+}
+
+}  // namespace
+
+const char* AssignmentModeName(AssignmentMode mode) {
+  switch (mode) {
+    case AssignmentMode::kNoFit:
+      return "NoFit";
+    case AssignmentMode::kPreempt:
+      return "Preempt";
+    case AssignmentMode::kDeferredFit:
+      return "DeferredFit";
+    case AssignmentMode::kFit:
+      return "Fit";
+  }
+  return "Unknown";
+}
+
+const char* PreemptionPossibilityName(PreemptionPossibility possibility) {
+  switch (possibility) {
+    case PreemptionPossibility::kNoCandidates:
+      return "NoCandidates";
+    case PreemptionPossibility::kPreempt:
+      return "Preempt";
+    case PreemptionPossibility::kReclaim:
+      return "Reclaim";
+  }
+  return "Unknown";
+}
+
+bool IsPreferred(const GranularMode& a, const GranularMode& b,
+                 const FlavorFungibility& fungibility) {
+  if (a.preemption_mode == PreemptionMode::kNoFit) return false;
+  if (b.preemption_mode == PreemptionMode::kNoFit) return true;
+  // A flavor without candidates cannot be admitted in this attempt: it
+  // ranks below every viable mode whatever the preference.
+  const bool a_no_candidates =
+      a.preemption_mode == PreemptionMode::kNoPreemptionCandidates;
+  const bool b_no_candidates =
+      b.preemption_mode == PreemptionMode::kNoPreemptionCandidates;
+  if (a_no_candidates != b_no_candidates) return !a_no_candidates;
+
+  if (fungibility.preference == "PreemptionOverBorrowing") {
+    if (a.borrowing_level != b.borrowing_level) {
+      return a.borrowing_level < b.borrowing_level;
+    }
+    return a.preemption_mode > b.preemption_mode;
+  }
+  // BorrowingOverPreemption, or no preference.
+  if (a.preemption_mode != b.preemption_mode) {
+    return a.preemption_mode > b.preemption_mode;
+  }
+  return a.borrowing_level < b.borrowing_level;
+}
+
+bool ShouldTryNextFlavor(const GranularMode& mode,
+                         const FlavorFungibility& fungibility) {
+  if (mode.preemption_mode == PreemptionMode::kNoFit ||
+      mode.preemption_mode == PreemptionMode::kNoPreemptionCandidates) {
+    return true;
+  }
+  const bool preempts = mode.preemption_mode == PreemptionMode::kPreempt ||
+                        mode.preemption_mode == PreemptionMode::kReclaim;
+  if (preempts &&
+      fungibility.when_can_preempt == FungibilityPolicy::kTryNextFlavor) {
+    return true;
+  }
+  if (mode.borrowing_level != 0 &&
+      fungibility.when_can_borrow == FungibilityPolicy::kTryNextFlavor) {
+    return true;
+  }
+  return false;
+}
+
+PreemptionSimulation NoPreemptionOracle::SimulatePreemption(
+    const cache::ClusterQueueSnapshot& cq, const Workload& /*workload*/,
+    const cache::FlavorResource& fr, int64_t quantity) const {
+  return {PreemptionPossibility::kNoCandidates,
+          cache::FindHeightOfLowestSubtreeThatFits(cq, fr, quantity).first};
+}
+
+int LastAssignment::NextFlavorToTry(size_t pod_set,
+                                    const std::string& resource) const {
+  if (pod_set >= last_tried_flavor_idx.size()) return 0;
+  const auto& tried = last_tried_flavor_idx[pod_set];
+  auto it = tried.find(resource);
+  return it == tried.end() ? 0 : it->second + 1;
+}
+
+bool LastAssignment::PendingFlavors() const {
+  for (const auto& pod_set : last_tried_flavor_idx) {
+    for (const auto& [resource, idx] : pod_set) {
+      if (idx != -1) return true;
+    }
+  }
+  return false;
+}
+
+bool LastAssignmentOutdated(const LastAssignment& last,
+                            int64_t cluster_queue_generation,
+                            int64_t scheduling_cycle) {
+  // The generation moves on every admission or eviction in the cohort; a
+  // bookmark from the previous cycle would rarely survive it.
+  if (scheduling_cycle - last.scheduling_cycle <= 1) return false;
+  return cluster_queue_generation > last.cluster_queue_generation;
+}
+
+AssignmentMode PodSetAssignmentResult::RepresentativeMode() const {
+  if (IsFit()) return AssignmentMode::kFit;
+  if (IsError() || flavors.empty()) return AssignmentMode::kNoFit;
+  AssignmentMode mode = AssignmentMode::kFit;
+  for (const auto& [resource, fa] : flavors) mode = std::min(mode, fa.mode);
+  return mode;
+}
+
+std::string PodSetAssignmentResult::StatusMessage() const {
+  if (IsError()) return error;
+  std::vector<std::string> sorted = reasons;
+  std::sort(sorted.begin(), sorted.end());
+  return absl::StrJoin(sorted, ", ");
+}
+
+AssignmentMode Assignment::RepresentativeMode() const {
+  if (pod_sets.empty()) return AssignmentMode::kNoFit;
+  AssignmentMode mode = AssignmentMode::kFit;
+  for (const PodSetAssignmentResult& ps : pod_sets) {
+    mode = std::min(mode, ps.RepresentativeMode());
+  }
+  return mode;
 }
 
 std::string Assignment::Message() const {
-  std::vector<std::string> parts;
+  std::string message;
   for (const PodSetAssignmentResult& ps : pod_sets) {
-    if (ps.fits) continue;
-    std::vector<std::string> reasons = ps.reasons;
-    std::sort(reasons.begin(), reasons.end());
-    parts.push_back(absl::StrCat("couldn't assign flavors to pod set ", ps.name,
-                                 ": ", absl::StrJoin(reasons, ", ")));
+    if (ps.IsFit()) continue;
+    if (ps.IsError()) {
+      return absl::StrCat("failed to assign flavors to pod set ", ps.name, ": ",
+                          ps.error);
+    }
+    if (!message.empty()) absl::StrAppend(&message, "; ");
+    absl::StrAppend(&message, "couldn't assign flavors to pod set ", ps.name,
+                    ": ", ps.StatusMessage());
   }
-  return absl::StrJoin(parts, "; ");
+  return message;
 }
 
 Admission Assignment::ToAdmission(const std::string& cluster_queue) const {
@@ -146,179 +563,344 @@ Admission Assignment::ToAdmission(const std::string& cluster_queue) const {
   for (const PodSetAssignmentResult& ps : pod_sets) {
     PodSetAssignment psa;
     psa.name = ps.name;
-    psa.flavors = ps.flavors;
     psa.count = ps.count;
-    // Only resources that received a flavor are listed (Kueue).
-    for (const auto& [resource, quantity] : ps.requests) {
-      if (ps.flavors.count(resource)) psa.resource_usage[resource] = quantity;
+    // Only resources that got a flavor (a zero request of a resource the
+    // ClusterQueue does not cover has none).
+    for (const auto& [resource, fa] : ps.flavors) {
+      psa.flavors[resource] = fa.name;
+      auto it = ps.requests.find(resource);
+      psa.resource_usage[resource] =
+          it == ps.requests.end() ? Quantity() : it->second;
     }
     admission.pod_set_assignments.push_back(std::move(psa));
   }
   return admission;
 }
 
-Assignment AssignFlavors(const Workload& workload,
-                         const cache::ClusterQueueSnapshot& cq,
-                         const std::map<std::string, ResourceFlavor>& flavors) {
-  Assignment assignment;
-  assignment.mode = AssignmentMode::kFit;
-  const ClusterQueue& spec = cq.spec;
-  const bool covers_pods = GroupOf(spec, "pods") >= 0;
-  // Usage assumed by earlier pod sets of this workload.
-  cache::FlavorResourceQuantities assumed;
-  std::string overall_reason;
-
+bool CanBePartiallyAdmitted(const Workload& workload) {
   for (const PodSet& ps : workload.pod_sets) {
-    PodSetAssignmentResult result;
-    result.name = ps.name;
-    result.count = ps.count;
-    for (const auto& [resource, per_pod] : ps.requests) {
-      result.requests[resource] = Quantity::FromMilli(
-          SaturatingMul(per_pod.milli(), static_cast<int64_t>(ps.count)));
-    }
-    if (covers_pods) {
-      result.requests["pods"] = Quantity::FromUnits(ps.count);
+    if (ps.count > ps.min_count.value_or(ps.count)) return true;
+  }
+  return false;
+}
+
+// What FindFlavorForPodSet found for one resource group.
+struct FlavorAssigner::FlavorSearch {
+  // The chosen flavor for every requested resource of the group; empty when
+  // none can be assigned.
+  std::map<std::string, FlavorAssignment> flavors;
+  // Kueue returns a nil status for a plain fit and a (possibly empty) status
+  // otherwise; only a non-nil one contributes reasons.
+  bool has_status = false;
+  std::vector<std::string> reasons;
+  std::string error;
+  std::vector<FlavorAssignmentAttempt> attempts;
+};
+
+// What FitsResourceQuota found for one flavor-resource.
+struct FlavorAssigner::QuotaFit {
+  PreemptionMode mode = PreemptionMode::kNoFit;
+  int borrow = 0;
+  bool has_status = false;
+  std::vector<std::string> reasons;
+  std::string no_fit_reason;
+};
+
+FlavorAssigner::FlavorAssigner(
+    const Workload& workload, const cache::ClusterQueueSnapshot& cq,
+    const std::map<std::string, ResourceFlavor>& flavors,
+    const PreemptionOracle& oracle, const LastAssignment* last_assignment,
+    FlavorAssignerOptions options)
+    : workload_(workload),
+      cq_(cq),
+      flavors_(flavors),
+      oracle_(oracle),
+      last_assignment_(last_assignment),
+      options_(options) {}
+
+Assignment FlavorAssigner::Assign(absl::Span<const int32_t> counts) const {
+  const ClusterQueue& spec = cq_.spec;
+  Assignment assignment;
+  assignment.last_state.cluster_queue_generation =
+      options_.cluster_queue_generation;
+  assignment.last_state.scheduling_cycle = options_.scheduling_cycle;
+
+  // 1. Requests of every pod set, scaled to `counts`, with `pods` when the
+  //    ClusterQueue covers it.
+  std::vector<PodSetRequests> requests;
+  for (size_t i = 0; i < workload_.pod_sets.size(); ++i) {
+    PodSetRequests r = TotalRequests(workload_.pod_sets[i]);
+    if (!counts.empty()) r = r.ScaledTo(counts[i]);
+    if (GroupOf(spec, "pods") >= 0) r.requests["pods"] = r.count;
+    requests.push_back(std::move(r));
+  }
+
+  // 2. Each pod set in order (Kueue groups pod sets only for TAS; here
+  //    every group has one pod set). Later pod sets see the usage assigned
+  //    to earlier ones.
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const std::map<std::string, int64_t>& group_requests = requests[i].requests;
+    std::map<std::string, FlavorAssignmentAttempt> considered;
+    std::map<std::string, FlavorAssignment> group_flavors;
+    std::vector<std::string> group_reasons;
+    std::string group_error;
+    for (const auto& [resource, quantity] : group_requests) {
+      // A zero request of a resource the ClusterQueue does not cover needs
+      // no flavor.
+      if (GroupOf(spec, resource) < 0 && quantity == 0) continue;
+      // Assigned together with an earlier resource of its group.
+      if (group_flavors.count(resource)) continue;
+      FlavorSearch found =
+          FindFlavorForPodSet(i, group_requests, resource, assignment.usage);
+      MergeFlavorAttemptsForResource(considered, found.attempts, resource,
+                                     spec);
+      if (!found.error.empty() || found.flavors.empty()) {
+        // The whole group fails, with only this resource's status.
+        group_flavors.clear();
+        group_reasons = std::move(found.reasons);
+        group_error = std::move(found.error);
+        break;
+      }
+      group_flavors.insert(found.flavors.begin(), found.flavors.end());
+      if (found.has_status) {
+        group_reasons.insert(group_reasons.end(), found.reasons.begin(),
+                             found.reasons.end());
+      }
     }
 
-    // 1. Group the requested resources by resource group. Zero requests
-    //    for resources the queue does not cover are ignored.
-    std::map<int, std::vector<std::string>> by_group;
-    bool unavailable = false;
-    for (const auto& [resource, total] : result.requests) {
-      int group = GroupOf(spec, resource);
-      if (group < 0) {
-        if (total.IsZero()) continue;
-        result.reasons.push_back(absl::StrCat("resource ", resource,
-                                              " unavailable in ClusterQueue"));
-        unavailable = true;
-        continue;
-      }
-      by_group[group].push_back(resource);
+    PodSetAssignmentResult ps;
+    ps.name = requests[i].name;
+    ps.count = requests[i].count;
+    ps.requests = ToResourceList(group_requests);
+    // Kueue's resolvePodSetFlavors: the group's flavors of the resources
+    // this pod set requests.
+    for (const auto& [resource, fa] : group_flavors) {
+      if (group_requests.count(resource)) ps.flavors[resource] = fa;
     }
-    if (unavailable) {
-      overall_reason = MostSevere(overall_reason, kNoMatchingFlavor);
-      assignment.mode = AssignmentMode::kNoFit;
-      assignment.pod_sets.push_back(std::move(result));
+    ps.reasons = std::move(group_reasons);
+    ps.error = std::move(group_error);
+    for (auto& [flavor, at] : considered) ps.attempts.push_back(std::move(at));
+    const bool failed =
+        ps.IsError() || (!group_requests.empty() && ps.flavors.empty());
+    AppendPodSet(assignment, group_requests, std::move(ps));
+    if (failed) {
+      ResolveNoFitReason(assignment, spec);
+      return assignment;
+    }
+  }
+  ResolveNoFitReason(assignment, spec);
+  return assignment;
+}
+
+FlavorAssigner::FlavorSearch FlavorAssigner::FindFlavorForPodSet(
+    size_t pod_set_index, const std::map<std::string, int64_t>& requests,
+    const std::string& resource,
+    const cache::FlavorResourceQuantities& assigned_usage) const {
+  FlavorSearch result;
+  const ClusterQueue& spec = cq_.spec;
+  const int group_index = GroupOf(spec, resource);
+  if (group_index < 0) {
+    result.has_status = true;
+    result.reasons.push_back(
+        absl::StrCat("resource ", resource, " unavailable in ClusterQueue"));
+    return result;
+  }
+  const ResourceGroup& group = spec.resource_groups[group_index];
+  // The requested resources of this group, in name order.
+  std::map<std::string, int64_t> group_requests;
+  for (const auto& [name, value] : requests) {
+    if (std::find(group.covered_resources.begin(),
+                  group.covered_resources.end(),
+                  name) != group.covered_resources.end()) {
+      group_requests[name] = value;
+    }
+  }
+  const PodSet& pod_set = workload_.pod_sets[pod_set_index];
+  const FlavorFungibility& fungibility = spec.flavor_fungibility;
+
+  std::map<std::string, FlavorAssignment> best;
+  GranularMode best_mode;  // the worst mode: no fit, unbounded borrowing
+  std::vector<std::string> status_reasons;
+  int attempted = -1;
+  int idx = last_assignment_ == nullptr
+                ? 0
+                : last_assignment_->NextFlavorToTry(pod_set_index, resource);
+  const int flavor_count = static_cast<int>(group.flavors.size());
+  for (; idx < flavor_count; ++idx) {
+    attempted = idx;
+    const std::string& flavor = group.flavors[idx].name;
+
+    std::string error;
+    std::vector<std::string> mismatch =
+        CheckFlavorForPodSet(flavor, pod_set, &error);
+    if (!mismatch.empty() || !error.empty()) {
+      status_reasons.insert(status_reasons.end(), mismatch.begin(),
+                            mismatch.end());
+      result.attempts.push_back({.flavor = flavor,
+                                 .mode = AssignmentMode::kNoFit,
+                                 .reasons = mismatch,
+                                 .no_fit_reason = kReasonNoMatchingFlavor});
+      if (!error.empty()) {
+        result.has_status = true;
+        result.reasons = std::move(status_reasons);
+        result.error = std::move(error);
+        result.flavors.clear();
+        return result;
+      }
       continue;
     }
 
-    // 2. Per group, the first flavor in order that passes the filters and
-    //    fits the quota.
-    bool pod_set_fits = true;
-    std::string pod_set_reason;
-    for (const auto& [group_index, resources] : by_group) {
-      const ResourceGroup& group = spec.resource_groups[group_index];
-      std::vector<Attempt> attempts;
-      bool group_fits = false;
-      for (const FlavorQuotas& fq : group.flavors) {
-        Attempt attempt{fq.name};
-        auto flavor = flavors.find(fq.name);
-        if (flavor == flavors.end()) {
-          result.reasons.push_back(
-              absl::StrCat("flavor ", fq.name, " not found"));
-          attempt.no_fit_reason = kNoMatchingFlavor;
-          attempts.push_back(attempt);
-          continue;
-        }
-        std::vector<Toleration> tolerations = ps.tolerations;
-        tolerations.insert(tolerations.end(),
-                           flavor->second.tolerations.begin(),
-                           flavor->second.tolerations.end());
-        const Taint* untolerated = nullptr;
-        if (!ToleratesTaints(flavor->second.node_taints, tolerations,
-                             &untolerated)) {
-          result.reasons.push_back(absl::StrCat("untolerated taint ",
-                                                TaintString(*untolerated),
-                                                " in flavor ", fq.name));
-          attempt.no_fit_reason = kNoMatchingFlavor;
-          attempts.push_back(attempt);
-          continue;
-        }
-        if (!MatchesNodeAffinity(ps, flavor->second)) {
-          result.reasons.push_back(
-              absl::StrCat("flavor ", fq.name, " doesn't match node affinity"));
-          attempt.no_fit_reason = kNoMatchingFlavor;
-          attempts.push_back(attempt);
-          continue;
-        }
-        // Quota check per resource (Kueue's fitsResourceQuota).
-        bool all_fit = true;
-        std::string flavor_reason;
-        for (const std::string& resource : resources) {
-          cache::FlavorResource fr{fq.name, resource};
-          int64_t request = ResourceAmount(resource, result.requests[resource]);
-          int64_t assumed_usage =
-              assumed.count(fr) ? assumed.at(fr) : int64_t{0};
-          int64_t value = SaturatingAdd(assumed_usage, request);
-          int64_t max_capacity = cq.PotentialAvailable(fr);
-          if (value > max_capacity) {
-            result.reasons.push_back(absl::StrCat(
-                "insufficient quota for ", resource, " in flavor ", fq.name,
-                ", previously considered podsets requests (",
-                FormatAmount(resource, assumed_usage),
-                ") + current podset request (", FormatAmount(resource, request),
-                ") > maximum capacity (", FormatAmount(resource, max_capacity),
-                ")"));
-            all_fit = false;
-            flavor_reason = MostSevere(flavor_reason, kExceedsMaxQuota);
-            continue;
-          }
-          int64_t available = cq.Available(fr);
-          if (value > available) {
-            result.reasons.push_back(absl::StrCat(
-                "insufficient unused quota for ", resource, " in flavor ",
-                fq.name, ", ",
-                FormatAmount(resource, SaturatingSub(value, available)),
-                " more needed"));
-            all_fit = false;
-            flavor_reason = MostSevere(flavor_reason, kWaitingForQuota);
-          }
-        }
-        if (all_fit) {
-          for (const std::string& resource : resources) {
-            result.flavors[resource] = fq.name;
-          }
-          group_fits = true;
-          break;
-        }
-        attempt.no_fit_reason = flavor_reason;
-        attempts.push_back(attempt);
+    // Rate the flavor by its worst resource. Every resource is checked (and
+    // reported) even after one does not fit, as Kueue's ForEach does.
+    std::map<std::string, FlavorAssignment> assignments;
+    GranularMode representative{PreemptionMode::kFit, 0};
+    int max_borrow = 0;
+    std::vector<std::string> quota_reasons;
+    std::string flavor_no_fit_reason;
+    for (const auto& [name, value] : group_requests) {
+      cache::FlavorResource fr{flavor, name};
+      auto quota = cq_.node.quotas.find(fr);
+      int64_t nominal =
+          quota == cq_.node.quotas.end() ? 0 : quota->second.nominal;
+      auto assumed = assigned_usage.find(fr);
+      QuotaFit fit = FitsResourceQuota(
+          fr, assumed == assigned_usage.end() ? 0 : assumed->second, value,
+          nominal);
+      if (fit.has_status) {
+        quota_reasons.insert(quota_reasons.end(), fit.reasons.begin(),
+                             fit.reasons.end());
+        status_reasons.insert(status_reasons.end(), fit.reasons.begin(),
+                              fit.reasons.end());
+        flavor_no_fit_reason =
+            MostSevereReason(flavor_no_fit_reason, fit.no_fit_reason);
       }
-      if (!group_fits) {
-        pod_set_fits = false;
-        // Alternatives within a group: the least severe blocker counts.
-        std::string group_reason;
-        for (const Attempt& a : attempts) {
-          if (group_reason.empty() ||
-              Severity(a.no_fit_reason) < Severity(group_reason)) {
-            group_reason = a.no_fit_reason;
-          }
-        }
-        if (attempts.empty()) group_reason = kNoMatchingFlavor;
-        pod_set_reason = MostSevere(pod_set_reason, group_reason);
+      max_borrow = std::max(max_borrow, fit.borrow);
+      GranularMode mode{fit.mode, fit.borrow};
+      // Kueue keeps the less preferred of the two as the flavor's mode.
+      if (IsPreferred(representative, mode, fungibility)) {
+        representative = mode;
       }
+      if (representative.preemption_mode == PreemptionMode::kNoFit) continue;
+      assignments[name] = FlavorAssignment{.name = flavor,
+                                           .mode = ToAssignmentMode(fit.mode),
+                                           .borrow = fit.borrow};
     }
-    result.fits = pod_set_fits;
-    if (pod_set_fits) {
-      result.reasons.clear();
-      for (const auto& [resource, flavor] : result.flavors) {
-        cache::FlavorResource fr{flavor, resource};
-        int64_t amount = ResourceAmount(resource, result.requests[resource]);
-        if (amount == 0) continue;
-        assumed[fr] = SaturatingAdd(assumed[fr], amount);
-      }
-    } else {
-      assignment.mode = AssignmentMode::kNoFit;
-      overall_reason = MostSevere(overall_reason, pod_set_reason);
+    std::sort(quota_reasons.begin(), quota_reasons.end());
+    result.attempts.push_back(
+        {.flavor = flavor,
+         .mode = ToAssignmentMode(representative.preemption_mode),
+         .borrow = max_borrow,
+         .preemption_possibility =
+             ToPreemptionPossibility(representative.preemption_mode),
+         .reasons = std::move(quota_reasons),
+         .no_fit_reason = flavor_no_fit_reason});
+
+    if (!ShouldTryNextFlavor(representative, fungibility)) {
+      best = std::move(assignments);
+      best_mode = representative;
+      break;
     }
-    assignment.pod_sets.push_back(std::move(result));
+    if (IsPreferred(representative, best_mode, fungibility)) {
+      best = std::move(assignments);
+      best_mode = representative;
+    }
   }
-  if (assignment.mode == AssignmentMode::kFit) {
-    assignment.usage = std::move(assumed);
-  } else {
-    assignment.no_fit_reason = overall_reason;
+
+  // The bookmark: the last flavor tried, or -1 when that was the last one.
+  for (auto& [name, fa] : best) {
+    fa.tried_flavor_idx = attempted == flavor_count - 1 ? -1 : attempted;
   }
-  return assignment;
+  result.flavors = std::move(best);
+  if (best_mode.preemption_mode == PreemptionMode::kFit) return result;
+  result.has_status = true;
+  result.reasons = std::move(status_reasons);
+  return result;
+}
+
+std::vector<std::string> FlavorAssigner::CheckFlavorForPodSet(
+    const std::string& flavor_name, const PodSet& pod_set,
+    std::string* error) const {
+  auto it = flavors_.find(flavor_name);
+  if (it == flavors_.end()) {
+    return {absl::StrCat("flavor ", flavor_name, " not found")};
+  }
+  const ResourceFlavor& flavor = it->second;
+  std::vector<Toleration> tolerations = pod_set.tolerations;
+  tolerations.insert(tolerations.end(), flavor.tolerations.begin(),
+                     flavor.tolerations.end());
+  if (const Taint* taint =
+          FindUntoleratedTaint(flavor.node_taints, tolerations);
+      taint != nullptr) {
+    return {absl::StrCat("untolerated taint ", GoTaintString(*taint),
+                         " in flavor ", flavor_name)};
+  }
+  if (!FlavorMatchesNodeAffinity(pod_set, flavor.node_labels, error)) {
+    if (!error->empty()) return {};
+    return {
+        absl::StrCat("flavor ", flavor_name, " doesn't match node affinity")};
+  }
+  return {};
+}
+
+FlavorAssigner::QuotaFit FlavorAssigner::FitsResourceQuota(
+    const cache::FlavorResource& fr, int64_t assumed, int64_t request,
+    int64_t nominal) const {
+  QuotaFit result;
+  const int64_t available = cq_.Available(fr);
+  const int64_t max_capacity = cq_.PotentialAvailable(fr);
+  const int64_t value = SaturatingAdd(assumed, request);
+
+  if (value > max_capacity) {
+    result.mode = PreemptionMode::kNoFit;
+    result.borrow = 0;
+    result.has_status = true;
+    result.reasons.push_back(absl::StrCat(
+        "insufficient quota for ", fr.resource, " in flavor ", fr.flavor,
+        ", previously considered podsets requests (",
+        AmountString(fr.resource, assumed), ") + current podset request (",
+        FormatAmount(fr.resource, request), ") > maximum capacity (",
+        AmountString(fr.resource, max_capacity), ")"));
+    result.no_fit_reason = kReasonExceedsMaxQuota;
+    return result;
+  }
+
+  auto [borrow, may_reclaim_in_hierarchy] =
+      cache::FindHeightOfLowestSubtreeThatFits(cq_, fr, value);
+  if (value <= available) {
+    result.mode = PreemptionMode::kFit;
+    result.borrow = borrow;
+    return result;
+  }
+
+  result.has_status = true;
+  result.reasons.push_back(absl::StrCat(
+      "insufficient unused quota for ", fr.resource, " in flavor ", fr.flavor,
+      ", ", AmountString(fr.resource, SaturatingSub(value, available)),
+      " more needed"));
+  result.no_fit_reason = kReasonWaitingForQuota;
+  if (nominal >= value || may_reclaim_in_hierarchy ||
+      CanPreemptWhileBorrowing()) {
+    PreemptionSimulation sim =
+        oracle_.SimulatePreemption(cq_, workload_, fr, value);
+    result.mode = FromPreemptionPossibility(sim.possibility);
+    result.borrow = sim.borrowing_level;
+    // Waiting for preemption is not a no-fit.
+    result.no_fit_reason.clear();
+    return result;
+  }
+  result.mode = PreemptionMode::kNoFit;
+  result.borrow = borrow;
+  return result;
+}
+
+bool FlavorAssigner::CanPreemptWhileBorrowing() const {
+  const ClusterQueuePreemption& p = cq_.spec.preemption;
+  const bool borrow_within_cohort = !p.borrow_within_cohort_policy.empty() &&
+                                    p.borrow_within_cohort_policy != "Never";
+  const bool fair_sharing_reclaim = options_.enable_fair_sharing &&
+                                    !p.reclaim_within_cohort.empty() &&
+                                    p.reclaim_within_cohort != "Never";
+  return borrow_within_cohort || fair_sharing_reclaim;
 }
 
 }  // namespace kq::scheduler

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+
+#include "server/scheduler/podset_reducer.h"
 
 namespace kq::scheduler {
 namespace {
@@ -13,18 +16,89 @@ struct Entry {
   const Head* head;
   cache::ClusterQueueSnapshot* cq;
   Assignment assignment;
-  // Whether admitting needs quota above nominal somewhere (Kueue's
-  // borrowing level, reduced to "borrows or not" until hierarchical levels
-  // are needed).
-  bool borrows = false;
 };
 
-bool AssignmentBorrows(const cache::ClusterQueueSnapshot& cq,
-                       const cache::FlavorResourceQuantities& usage) {
-  for (const auto& [fr, v] : usage) {
-    if (cq.BorrowingWith(fr, v)) return true;
+// Capacity held by a Preempt entry without candidates until the end of the
+// pass.
+struct Reservation {
+  cache::ClusterQueueSnapshot* cq;
+  cache::FlavorResourceQuantities usage;
+};
+
+int64_t GenerationOf(const SchedulingContext& context,
+                     const std::string& cluster_queue) {
+  if (context.cluster_queue_generations == nullptr) return 0;
+  auto it = context.cluster_queue_generations->find(cluster_queue);
+  return it == context.cluster_queue_generations->end() ? 0 : it->second;
+}
+
+// Kueue's getInitialAssignments without preemption targets (kq has no
+// preemptor yet, so a Preempt assignment never has any): the full
+// assignment when it fits; otherwise, when some pod set may shrink, the
+// largest counts that fit (partial admission); otherwise the full
+// assignment as it is.
+Assignment InitialAssignment(const Workload& wl,
+                             const cache::ClusterQueueSnapshot& cq,
+                             const SchedulingContext& context,
+                             const PreemptionOracle& oracle,
+                             const LastAssignment* last) {
+  FlavorAssignerOptions options;
+  options.scheduling_cycle = context.scheduling_cycle;
+  options.cluster_queue_generation = GenerationOf(context, cq.name());
+  FlavorAssigner assigner(wl, cq, *context.flavors, oracle, last, options);
+  Assignment full = assigner.Assign();
+  if (full.RepresentativeMode() == AssignmentMode::kFit) return full;
+  // A Preempt assignment would be returned here with the preemptor's
+  // targets when it finds some.
+  if (CanBePartiallyAdmitted(wl)) {
+    PodSetReducer<Assignment> reducer(
+        wl.pod_sets,
+        [&](const std::vector<int32_t>& counts) -> std::optional<Assignment> {
+          Assignment partial = assigner.Assign(counts);
+          if (partial.RepresentativeMode() != AssignmentMode::kFit) {
+            return std::nullopt;
+          }
+          return partial;
+        });
+    if (std::optional<Assignment> partial = reducer.Search()) {
+      return *std::move(partial);
+    }
   }
-  return false;
+  return full;
+}
+
+// Kueue's quotaResourcesToReserve for a Preempt assignment: what it would
+// take of each flavor-resource up to what the ClusterQueue may still use —
+// up to nominal + borrowingLimit when it borrows (all of it without a
+// limit), up to nominal otherwise.
+cache::FlavorResourceQuantities ResourcesToReserve(
+    const Assignment& assignment, const cache::ClusterQueueSnapshot& cq) {
+  cache::FlavorResourceQuantities reserved;
+  for (const auto& [fr, usage] : assignment.usage) {
+    cache::QuotaLimits quota;
+    if (auto it = cq.node.quotas.find(fr); it != cq.node.quotas.end()) {
+      quota = it->second;
+    }
+    const int64_t cq_usage = cq.node.Get(cq.node.usage, fr);
+    int64_t amount;
+    if (assignment.borrowing > 0) {
+      amount = !quota.borrowing_limit
+                   ? usage
+                   : std::min(usage, SaturatingSub(
+                                         SaturatingAdd(quota.nominal,
+                                                       *quota.borrowing_limit),
+                                         cq_usage));
+      // Kueue does not floor this; a negative reservation (usage already
+      // above nominal + borrowingLimit after a quota cut) would lower the
+      // live cache's usage in a way RemoveUsage cannot undo.
+      amount = std::max<int64_t>(0, amount);
+    } else {
+      amount = std::max<int64_t>(
+          0, std::min(usage, SaturatingSub(quota.nominal, cq_usage)));
+    }
+    reserved[fr] = amount;
+  }
+  return reserved;
 }
 
 }  // namespace
@@ -41,6 +115,9 @@ Labels NamespaceLabels(const std::map<std::string, Namespace>& namespaces,
 CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                      const SchedulingContext& context,
                      absl::Time /*now: backoff and requeue times*/) {
+  const NoPreemptionOracle no_preemption;
+  const PreemptionOracle& oracle =
+      context.oracle != nullptr ? *context.oracle : no_preemption;
   CycleResult result;
   std::vector<Entry> entries;
   std::vector<EntryResult> inadmissible;
@@ -79,45 +156,87 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
           "workload namespace doesn't match ClusterQueue selector";
       rejected.namespace_mismatch = true;
     } else {
-      Entry entry{&head, cq, AssignFlavors(wl, *cq, *context.flavors)};
-      entry.borrows = AssignmentBorrows(*cq, entry.assignment.usage);
-      entries.push_back(std::move(entry));
+      // Kueue's getAssignments: an outdated bookmark restarts every scan.
+      const LastAssignment* last = head.last_assignment;
+      if (last != nullptr &&
+          LastAssignmentOutdated(*last, GenerationOf(context, cq->name()),
+                                 context.scheduling_cycle)) {
+        last = nullptr;
+      }
+      entries.push_back(
+          Entry{&head, cq, InitialAssignment(wl, *cq, context, oracle, last)});
       continue;
+    }
+    if (head.last_assignment != nullptr) {
+      rejected.last_assignment = *head.last_assignment;
     }
     inadmissible.push_back(std::move(rejected));
   }
 
-  // 2. Order (Kueue's classical iterator): not borrowing first, then higher
-  //    priority, then earlier creation; UID and key make the order total.
+  // 2. Order (Kueue's classical iterator): lower borrowing level first, then
+  //    higher priority, then earlier creation; UID and key make the order
+  //    total. (Kueue first puts heads already holding quota, for a second
+  //    pass; kq's heads never hold quota.)
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     const Workload& x = *a.head->workload;
     const Workload& y = *b.head->workload;
-    return std::make_tuple(a.borrows, -int64_t{x.priority},
+    return std::make_tuple(a.assignment.borrowing, -int64_t{x.priority},
                            x.meta.creation_timestamp, x.meta.uid,
                            x.meta.namespace_name, x.meta.name) <
-           std::make_tuple(b.borrows, -int64_t{y.priority},
+           std::make_tuple(b.assignment.borrowing, -int64_t{y.priority},
                            y.meta.creation_timestamp, y.meta.uid,
                            y.meta.namespace_name, y.meta.name);
   });
 
-  // 3. Process: admit each entry that still fits now that earlier entries
-  //    of this pass hold their quota.
+  // 3. Process each entry against the cache as earlier entries left it.
+  std::vector<Reservation> reservations;
   for (Entry& entry : entries) {
+    const Assignment& assignment = entry.assignment;
     EntryResult r{entry.head->workload, entry.head->cluster_queue};
-    if (entry.assignment.mode == AssignmentMode::kNoFit) {
+    r.mode = assignment.RepresentativeMode();
+    r.borrowing = assignment.borrowing;
+    // Skipped entries keep their bookmark too (Kueue's
+    // FlavorFungibilityPreserveScanProgress).
+    r.last_assignment = assignment.last_state;
+    if (r.mode == AssignmentMode::kNoFit) {
+      // 3a. No flavor can take it.
       r.status = EntryResult::Status::kNoFit;
-      r.reason = entry.assignment.no_fit_reason;
-      r.message = entry.assignment.Message();
-    } else if (!entry.cq->Fits(entry.assignment.usage)) {
+      r.reason = assignment.no_fit_reason;
+      r.message = assignment.Message();
+    } else if (r.mode == AssignmentMode::kPreempt) {
+      // 3b. It needs preemption and there are no targets. Unless the
+      //     ClusterQueue can always reclaim what it lends, hold the capacity
+      //     it would take so that lower-ranked entries of the cohort cannot
+      //     take it in this pass (Kueue's
+      //     reserveCapacityForUnreclaimablePreempt).
+      r.status = EntryResult::Status::kNoFit;
+      r.no_preemption_candidates = true;
+      r.reason = kReasonWaitingForQuota;
+      r.message = assignment.Message();
+      if (entry.cq->spec.preemption.reclaim_within_cohort != "Any") {
+        Reservation reservation{entry.cq,
+                                ResourcesToReserve(assignment, *entry.cq)};
+        entry.cq->AddUsage(reservation.usage);
+        reservations.push_back(std::move(reservation));
+      }
+    } else if (!entry.cq->Fits(assignment.usage)) {
+      // 3c. Earlier entries of this pass took the quota.
       r.status = EntryResult::Status::kSkipped;
-      r.reason = "WaitingForQuota";
+      r.reason = kReasonWaitingForQuota;
       r.message = "Workload no longer fits after processing another workload";
     } else {
-      entry.cq->AddUsage(entry.assignment.usage);
+      // 3d. Admit.
+      entry.cq->AddUsage(assignment.usage);
       r.status = EntryResult::Status::kAdmitted;
-      r.admission = entry.assignment.ToAdmission(entry.head->cluster_queue);
+      r.admission = assignment.ToAdmission(entry.head->cluster_queue);
     }
     result.entries.push_back(std::move(r));
+  }
+
+  // 4. Release the capacity held for this pass: the cache outlives it
+  //    (Kueue reserves in a per-cycle snapshot).
+  for (const Reservation& reservation : reservations) {
+    reservation.cq->RemoveUsage(reservation.usage);
   }
   for (EntryResult& r : inadmissible) result.entries.push_back(std::move(r));
   return result;

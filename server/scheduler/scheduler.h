@@ -4,7 +4,9 @@
 // nominated, ordered and admitted against the live quota cache. Pure: no
 // I/O, no threads, no clock (time is a parameter); reasons are data.
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,10 @@ namespace kq::scheduler {
 struct Head {
   const Workload* workload = nullptr;
   std::string cluster_queue;
+  // The flavor-scan bookmark the caller kept for this workload (the
+  // `last_assignment` of its previous EntryResult), or null. Ignored when
+  // LastAssignmentOutdated() says so. Must outlive the call.
+  const LastAssignment* last_assignment = nullptr;
 };
 
 // What the pass decided for one head.
@@ -35,12 +41,26 @@ struct EntryResult {
   Status status = Status::kNoFit;
   // Set when admitted.
   Admission admission;
-  // QuotaReserved=False reason and message when not admitted.
+  // QuotaReserved=False reason and message when not admitted. For kNoFit
+  // the reason is the assignment's NoFitReason, which Kueue can leave empty
+  // (e.g. a pod set whose other resources got flavors fails on a resource
+  // the ClusterQueue does not cover); the message always says why.
   std::string reason;
   std::string message;
   // Not admitted because of the ClusterQueue's namespaceSelector (Kueue's
   // RequeueReasonNamespaceMismatch).
   bool namespace_mismatch = false;
+  // The assignment needed preemption and there was nothing to preempt
+  // (Kueue's RequeueReasonPreemptionNoCandidates; status is kNoFit).
+  bool no_preemption_candidates = false;
+  // The flavor assignment's mode, for heads that were nominated.
+  AssignmentMode mode = AssignmentMode::kNoFit;
+  // Its borrowing level (0: within the ClusterQueue's nominal quota).
+  int borrowing = 0;
+  // The flavor-scan bookmark to keep for this workload and pass back in its
+  // next Head; nullopt means drop it. Heads that were not nominated return
+  // the bookmark they came with.
+  std::optional<LastAssignment> last_assignment;
 };
 
 struct CycleResult {
@@ -55,12 +75,31 @@ struct SchedulingContext {
   // Namespace labels by namespace name. A namespace kq has no object for
   // has just Kubernetes' automatic label kubernetes.io/metadata.name.
   const std::map<std::string, Namespace>* namespaces = nullptr;
+  // Simulates preemption for the flavor assigner. Null: no preemption is
+  // possible (NoPreemptionOracle).
+  const PreemptionOracle* oracle = nullptr;
+  // Kueue's schedulingCycle, recorded in the bookmarks and compared by
+  // LastAssignmentOutdated(). The caller increments it once per pass.
+  int64_t scheduling_cycle = 0;
+  // Kueue's AllocatableResourceGeneration by ClusterQueue name (0 when
+  // absent or null): the caller bumps a ClusterQueue's generation whenever
+  // quota is freed in it (a workload holding quota finishes, is evicted or
+  // deleted) or its cohort tree's quotas change, so that old bookmarks are
+  // dropped.
+  const std::map<std::string, int64_t>* cluster_queue_generations = nullptr;
 };
 
 // Runs one pass over `heads`: nominates each (checks the queue is active
-// and admits the namespace, assigns flavors), orders the entries as Kueue's
-// classical iterator, then admits each that still fits, adding its usage
-// to `cache` so later entries see it. Thread-compatible.
+// and admits the namespace, assigns flavors, tries partial admission when
+// the full workload does not fit), orders the entries as Kueue's classical
+// iterator (borrowing level, then priority, then creation time), then
+// processes them in order: NoFit is reported; Preempt without preemption
+// targets (always, until kq preempts) is reported as WaitingForQuota and,
+// unless the ClusterQueue's reclaimWithinCohort is Any, holds the capacity
+// it would take for the rest of the pass; a Fit that still fits is
+// admitted, adding its usage to `cache` so later entries see it. Capacity
+// held for the pass is released from `cache` before returning.
+// Thread-compatible.
 CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                      const SchedulingContext& context, absl::Time now);
 

@@ -4,6 +4,8 @@
 // is a port of one.
 
 #include <map>
+#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,7 +49,13 @@ struct ScheduleCase {
   std::map<std::string, std::string> want_reasons;
   // Workload name -> message for heads not admitted (exact), when given.
   std::map<std::string, std::string> want_messages;
+  // Workload name -> the whole admission (all pod sets, counts, usage),
+  // when given.
+  std::map<std::string, Admission> want_admissions;
 };
+
+// Prints the case name when a case fails.
+void PrintTo(const ScheduleCase& c, std::ostream* os) { *os << c.name; }
 
 class ScheduleTest : public ::testing::TestWithParam<ScheduleCase> {};
 
@@ -82,11 +90,13 @@ TEST_P(ScheduleTest, OnePass) {
   std::map<std::string, std::map<std::string, std::string>> got_flavors;
   std::map<std::string, std::string> got_reasons;
   std::map<std::string, std::string> got_messages;
+  std::map<std::string, Admission> got_admissions;
   for (const EntryResult& e : result.entries) {
     const std::string& name = e.workload->meta.name;
     if (e.status == EntryResult::Status::kAdmitted) {
       ASSERT_EQ(e.admission.cluster_queue, e.cluster_queue);
       got_flavors[name] = e.admission.pod_set_assignments.at(0).flavors;
+      got_admissions[name] = e.admission;
     } else {
       got_reasons[name] = e.reason;
       got_messages[name] = e.message;
@@ -97,6 +107,9 @@ TEST_P(ScheduleTest, OnePass) {
   for (const auto& [name, message] : tc.want_messages) {
     EXPECT_EQ(got_messages[name], message) << name;
   }
+  for (const auto& [name, admission] : tc.want_admissions) {
+    EXPECT_EQ(got_admissions[name], admission) << name;
+  }
 }
 
 ClusterQueue SimpleCq(std::string name, std::string cpu) {
@@ -105,6 +118,66 @@ ClusterQueue SimpleCq(std::string name, std::string cpu) {
       .Flavor("default")
       .Quota("cpu", cpu)
       .Build();
+}
+
+// Kueue's TestSchedule "sales" ClusterQueue.
+ClusterQueue SalesCq() {
+  return ClusterQueueBuilder("sales")
+      .QueueingStrategy(QueueingStrategy::kStrictFIFO)
+      .ResourceGroup({"cpu"})
+      .Flavor("default")
+      .Quota("cpu", "50")
+      .Build();
+}
+
+// Kueue's "capacity (not) blocked when lending clusterqueue ..." cases:
+// ClusterQueueA (2 GPUs, one used by a1) has a2 pending for 2 GPUs;
+// ClusterQueueB (0 GPUs, same cohort) has b1 pending for 1 GPU, created
+// later.
+ScheduleCase CapacityCase(std::string name, std::string reclaim, bool blocked) {
+  ScheduleCase tc{
+      .name = std::move(name),
+      .flavors = {ResourceFlavorBuilder("on-demand").Build()},
+      .cluster_queues = {ClusterQueueBuilder("ClusterQueueA")
+                             .Cohort("root")
+                             .ResourceGroup({"gpu"})
+                             .Flavor("on-demand")
+                             .Quota("gpu", "2")
+                             .ReclaimWithinCohort(std::move(reclaim))
+                             .Build(),
+                         ClusterQueueBuilder("ClusterQueueB")
+                             .Cohort("root")
+                             .ResourceGroup({"gpu"})
+                             .Flavor("on-demand")
+                             .Quota("gpu", "0")
+                             .Build()},
+      .admitted = {WorkloadBuilder("a1-admitted")
+                       .Request("gpu", "1")
+                       .ReserveQuota(AdmissionBuilder("ClusterQueueA")
+                                         .Assign("gpu", "on-demand", "1")
+                                         .Build())
+                       .Build()},
+      .heads = {{WorkloadBuilder("a2-pending").Request("gpu", "2").Build(),
+                 "ClusterQueueA"},
+                {WorkloadBuilder("b1-pending")
+                     .Created(kNow)
+                     .Request("gpu", "1")
+                     .Build(),
+                 "ClusterQueueB"}},
+      .want_reasons = {{"a2-pending", "WaitingForQuota"}},
+      .want_messages = {{"a2-pending",
+                         "couldn't assign flavors to pod set main: "
+                         "insufficient unused quota for gpu in flavor "
+                         "on-demand, 1 more needed"}},
+  };
+  if (blocked) {
+    tc.want_reasons["b1-pending"] = "WaitingForQuota";
+    tc.want_messages["b1-pending"] =
+        "Workload no longer fits after processing another workload";
+  } else {
+    tc.want_flavors["b1-pending"] = {{"gpu", "on-demand"}};
+  }
+  return tc;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -185,6 +258,10 @@ INSTANTIATE_TEST_SUITE_P(
                     "cq"}},
          .want_flavors = {{"a",
                            {{"cpu", "default"}, {"nvidia.com/gpu", "a100"}}}}},
+        // Kueue's resolveNoFitReason only weighs flavors that were rated
+        // NoFit; here cpu's flavor fitted and the gpu has no resource group
+        // (so no flavor was tried for it), which leaves the reason empty.
+        // The message still says why.
         {.name = "resource_not_in_cluster_queue",
          .flavors = {ResourceFlavorBuilder("default").Build()},
          .cluster_queues = {SimpleCq("cq", "4")},
@@ -192,6 +269,18 @@ INSTANTIATE_TEST_SUITE_P(
                         .Request("cpu", "1")
                         .Request("nvidia.com/gpu", "1")
                         .Build(),
+                    "cq"}},
+         .want_reasons = {{"a", ""}},
+         .want_messages = {{"a",
+                            "couldn't assign flavors to pod set main: "
+                            "resource nvidia.com/gpu unavailable in "
+                            "ClusterQueue"}}},
+        // Kueue "cannot borrow resource not listed in clusterQueue": no
+        // flavor can be tried at all, so NoMatchingFlavor.
+        {.name = "cannot_borrow_resource_not_listed_in_cluster_queue",
+         .flavors = {ResourceFlavorBuilder("default").Build()},
+         .cluster_queues = {SimpleCq("cq", "4")},
+         .heads = {{WorkloadBuilder("a").Request("nvidia.com/gpu", "1").Build(),
                     "cq"}},
          .want_reasons = {{"a", "NoMatchingFlavor"}},
          .want_messages = {{"a",
@@ -445,6 +534,106 @@ INSTANTIATE_TEST_SUITE_P(
                         .Build(),
                     "cq"}},
          .want_reasons = {{"a", "ExceedsMaxQuota"}}},
+        // Kueue "partial admission single variable pod set": 50 pods of 2
+        // CPUs do not fit in 50 CPUs; the largest count down to minCount
+        // 20 that fits is 25.
+        {.name = "partial_admission_single_variable_pod_set",
+         .flavors = {ResourceFlavorBuilder("default").Build()},
+         .cluster_queues = {SalesCq()},
+         .heads = {{WorkloadBuilder("new")
+                        .PodSet("one", 50)
+                        .MinCount(20)
+                        .Request("cpu", "2")
+                        .Build(),
+                    "sales"}},
+         .want_flavors = {{"new", {{"cpu", "default"}}}},
+         .want_admissions = {{"new", AdmissionBuilder("sales")
+                                         .PodSet("one", 25)
+                                         .Assign("cpu", "default", "50")
+                                         .Build()}}},
+        // Kueue "partial admission multiple variable pod sets".
+        {.name = "partial_admission_multiple_variable_pod_sets",
+         .flavors = {ResourceFlavorBuilder("default").Build()},
+         .cluster_queues = {SalesCq()},
+         .heads = {{WorkloadBuilder("new")
+                        .PodSet("one", 20)
+                        .Request("cpu", "1")
+                        .PodSet("two", 30)
+                        .MinCount(10)
+                        .Request("cpu", "1")
+                        .PodSet("three", 15)
+                        .MinCount(5)
+                        .Request("cpu", "1")
+                        .Build(),
+                    "sales"}},
+         .want_flavors = {{"new", {{"cpu", "default"}}}},
+         .want_admissions = {{"new", AdmissionBuilder("sales")
+                                         .PodSet("one", 20)
+                                         .Assign("cpu", "default", "20")
+                                         .PodSet("two", 20)
+                                         .Assign("cpu", "default", "20")
+                                         .PodSet("three", 10)
+                                         .Assign("cpu", "default", "10")
+                                         .Build()}}},
+        // Kueue "capacity not blocked when lending clusterqueue can reclaim
+        // (ReclaimWithinCohort=Any)": a2 needs preemption and has no
+        // candidates; A can always reclaim, so nothing is held and B
+        // borrows.
+        CapacityCase("capacity_not_blocked_when_lending_clusterqueue_can_"
+                     "reclaim_reclaimwithincohort_any",
+                     "Any", /*blocked=*/false),
+        // Kueue "capacity blocked when lending clusterqueue not guaranteed
+        // to reclaim (ReclaimWithinCohort=LowerPriority)": a2 holds the
+        // capacity it would take for the rest of the pass.
+        CapacityCase("capacity_blocked_when_lending_clusterqueue_not_"
+                     "guaranteed_to_reclaim_reclaimwithincohort_lowerpriority",
+                     "LowerPriority", /*blocked=*/true),
+        // Kueue "... (ReclaimWithinCohort=Never)".
+        CapacityCase("capacity_blocked_when_lending_clusterqueue_not_"
+                     "guaranteed_to_reclaim_reclaimwithincohort_never",
+                     "Never", /*blocked=*/true),
+        // Kueue "in a hierarchical cohort, workload borrowing less is
+        // scheduled first": guaranteed borrows from its own cohort (level 1),
+        // best-effort from the root (level 2); the borrowing level beats the
+        // higher priority of best-effort.
+        {.name = "in_a_hierarchical_cohort_workload_borrowing_less_is_"
+                 "scheduled_first",
+         .flavors = {ResourceFlavorBuilder("default").Build()},
+         .cluster_queues = {ClusterQueueBuilder("guaranteed")
+                                .Cohort("guaranteed")
+                                .ResourceGroup({"cpu"})
+                                .Flavor("default")
+                                .Quota("cpu", "0")
+                                .Build(),
+                            ClusterQueueBuilder("best-effort")
+                                .Cohort("root")
+                                .ResourceGroup({"cpu"})
+                                .Flavor("default")
+                                .Quota("cpu", "0")
+                                .Build()},
+         .cohorts = {CohortBuilder("root").Build(), CohortBuilder("guaranteed")
+                                                        .Parent("root")
+                                                        .ResourceGroup({"cpu"})
+                                                        .Flavor("default")
+                                                        .Quota("cpu", "4")
+                                                        .Build()},
+         .heads = {{WorkloadBuilder("guaranteed")
+                        .Priority(0)
+                        .PodSet("one", 1)
+                        .Request("cpu", "4")
+                        .Build(),
+                    "guaranteed"},
+                   {WorkloadBuilder("best-effort")
+                        .Priority(3)
+                        .PodSet("one", 1)
+                        .Request("cpu", "4")
+                        .Build(),
+                    "best-effort"}},
+         .want_flavors = {{"guaranteed", {{"cpu", "default"}}}},
+         .want_reasons = {{"best-effort", "WaitingForQuota"}},
+         .want_messages = {{"best-effort",
+                            "Workload no longer fits after processing another "
+                            "workload"}}},
     }),
     [](const ::testing::TestParamInfo<ScheduleCase>& info) {
       return info.param.name;
@@ -503,6 +692,109 @@ TEST(AdmissionTest, ResourceUsageIsTotalForAllPods) {
                            .PodSet("main", 4)
                            .Assign("cpu", "default", "32")
                            .Build());
+}
+
+// The capacity a Preempt head without candidates holds is only held for the
+// pass: the live cache is back to the admitted usage afterwards, and the
+// entry says why it was not admitted.
+TEST(ScheduleReservationTest, HeldCapacityIsReleasedAfterThePass) {
+  ScheduleCase tc = CapacityCase("held", "Never", /*blocked=*/true);
+  std::map<std::string, ClusterQueue> cqs;
+  for (const ClusterQueue& cq : tc.cluster_queues) cqs[cq.meta.name] = cq;
+  cache::Cache cache;
+  cache.Rebuild(cqs, {}, {"on-demand"}, {});
+  for (const Workload& wl : tc.admitted) {
+    cache.FindClusterQueue(wl.admission->cluster_queue)
+        ->AddUsage(cache::UsageOf(*wl.admission));
+  }
+  std::map<std::string, ResourceFlavor> flavors{
+      {"on-demand", ResourceFlavorBuilder("on-demand").Build()}};
+  std::map<std::string, Namespace> namespaces;
+  std::vector<scheduler::Head> heads;
+  for (const Head& h : tc.heads)
+    heads.push_back({&h.workload, h.cluster_queue});
+
+  CycleResult result =
+      Schedule(cache, heads, SchedulingContext{&flavors, &namespaces}, kNow);
+
+  ASSERT_EQ(result.entries.size(), 2u);
+  const EntryResult& a2 = result.entries[0];
+  EXPECT_EQ(a2.workload->meta.name, "a2-pending");
+  EXPECT_EQ(a2.status, EntryResult::Status::kNoFit);
+  EXPECT_TRUE(a2.no_preemption_candidates);
+  EXPECT_EQ(a2.mode, AssignmentMode::kPreempt);
+  EXPECT_EQ(a2.borrowing, 1);
+  EXPECT_EQ(result.entries[1].status, EntryResult::Status::kSkipped);
+  const cache::FlavorResource gpu{"on-demand", "gpu"};
+  EXPECT_EQ(cache.FindClusterQueue("ClusterQueueA")->node.usage.at(gpu), 1);
+  EXPECT_EQ(cache.FindCohort("root")->node.usage.at(gpu), 1);
+}
+
+// The bookmark round trip through Schedule(): each entry returns the scan
+// state to keep, a head passed back resumes after the flavor it last tried,
+// and an old bookmark is dropped once the ClusterQueue's generation moved.
+TEST(ScheduleBookmarkTest, ResumesAndExpires) {
+  std::map<std::string, ClusterQueue> cqs{{"cq", ClusterQueueBuilder("cq")
+                                                     .ResourceGroup({"cpu"})
+                                                     .Flavor("one")
+                                                     .Quota("cpu", "4")
+                                                     .Flavor("two")
+                                                     .Quota("cpu", "4")
+                                                     .Build()}};
+  std::map<std::string, ResourceFlavor> flavors{
+      {"one", ResourceFlavorBuilder("one").Build()},
+      {"two", ResourceFlavorBuilder("two").Build()}};
+  std::map<std::string, Namespace> namespaces;
+  std::map<std::string, int64_t> generations{{"cq", 1}};
+  Workload wl = WorkloadBuilder("a").Request("cpu", "1").Build();
+  auto run = [&](const LastAssignment* last, int64_t cycle) {
+    cache::Cache cache;
+    cache.Rebuild(cqs, {}, {"one", "two"}, {});
+    SchedulingContext context{&flavors, &namespaces};
+    context.scheduling_cycle = cycle;
+    context.cluster_queue_generations = &generations;
+    CycleResult result = Schedule(cache, {{&wl, "cq", last}}, context, kNow);
+    EXPECT_EQ(result.entries.size(), 1u);
+    return result.entries.at(0);
+  };
+
+  EntryResult first = run(nullptr, 1);
+  ASSERT_EQ(first.status, EntryResult::Status::kAdmitted);
+  EXPECT_EQ(first.admission.pod_set_assignments[0].flavors.at("cpu"), "one");
+  ASSERT_TRUE(first.last_assignment.has_value());
+  EXPECT_EQ(*first.last_assignment,
+            (LastAssignment{.last_tried_flavor_idx = {{{"cpu", 0}}},
+                            .cluster_queue_generation = 1,
+                            .scheduling_cycle = 1}));
+
+  // The next cycle resumes after flavor one.
+  EntryResult second = run(&*first.last_assignment, 2);
+  EXPECT_EQ(second.admission.pod_set_assignments[0].flavors.at("cpu"), "two");
+
+  // Two cycles later with the generation moved: outdated, start over.
+  generations["cq"] = 2;
+  EntryResult third = run(&*first.last_assignment, 3);
+  EXPECT_EQ(third.admission.pod_set_assignments[0].flavors.at("cpu"), "one");
+}
+
+// A head that is not evaluated keeps the bookmark it came with.
+TEST(ScheduleBookmarkTest, InadmissibleHeadKeepsItsBookmark) {
+  std::map<std::string, ClusterQueue> cqs{{"cq", SimpleCq("cq", "4")}};
+  cache::Cache cache;
+  cache.Rebuild(cqs, {}, {"default"}, {});
+  std::map<std::string, ResourceFlavor> flavors{
+      {"default", ResourceFlavorBuilder("default").Build()}};
+  std::map<std::string, Namespace> namespaces;
+  Workload wl = WorkloadBuilder("a")
+                    .Request("cpu", "1")
+                    .AdmissionCheck("prov", "Retry")
+                    .Build();
+  LastAssignment last{.last_tried_flavor_idx = {{{"cpu", 0}}}};
+  CycleResult result = Schedule(cache, {{&wl, "cq", &last}},
+                                SchedulingContext{&flavors, &namespaces}, kNow);
+  ASSERT_EQ(result.entries.size(), 1u);
+  EXPECT_EQ(result.entries[0].status, EntryResult::Status::kInadmissible);
+  EXPECT_EQ(result.entries[0].last_assignment, last);
 }
 
 }  // namespace
