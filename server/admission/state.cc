@@ -286,6 +286,7 @@ void AdmissionState::Rebuild(absl::Time now) {
       }
     }
   }
+  ApplyStopPolicies(now);
   queues_ = queue::Manager();
   for (const auto& [name, cq] : cluster_queues_) {
     queues_.UpsertClusterQueue(name, cq.queueing_strategy);
@@ -295,6 +296,113 @@ void AdmissionState::Rebuild(absl::Time now) {
   }
   config_changed_ = false;
   needs_scheduling_ = true;
+}
+
+// Kueue's stop policies (workload_controller.go, reconcileOn*ActiveState;
+// KUEUE.md 7.5): under Hold and HoldAndDrain a reservation that is not yet
+// admitted is removed; under HoldAndDrain an admitted workload is evicted
+// (ClusterQueueStopped / LocalQueueStopped) with Requeued=False; when the
+// queue runs again, workloads it stopped get Requeued=True
+// (ClusterQueueRestarted / LocalQueueRestarted).
+void AdmissionState::ApplyStopPolicies(absl::Time now) {
+  std::vector<NamespacedName> keys;
+  for (const auto& [key, wl] : workloads_) keys.push_back(key);
+  for (const NamespacedName& key : keys) {
+    Workload& wl = workloads_.at(key);
+    auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
+    StopPolicy lq_policy =
+        lq == local_queues_.end() ? StopPolicy::kNone : lq->second.stop_policy;
+    std::string cq_name = ClusterQueueForWorkload(wl);
+    auto cq = cluster_queues_.find(cq_name);
+    StopPolicy cq_policy = cq == cluster_queues_.end() ? StopPolicy::kNone
+                                                       : cq->second.stop_policy;
+
+    const Condition* requeued = FindCondition(wl.conditions, "Requeued");
+    if (requeued != nullptr && requeued->status == "False") {
+      if (requeued->reason == "LocalQueueStopped" &&
+          lq != local_queues_.end() && lq_policy == StopPolicy::kNone) {
+        SetCondition(&wl.conditions,
+                     Condition{"Requeued", "True", "LocalQueueRestarted",
+                               "The LocalQueue was restarted after being "
+                               "stopped",
+                               now});
+        MarkWorkload(key, Change::kModified);
+      } else if (requeued->reason == "ClusterQueueStopped" &&
+                 cq != cluster_queues_.end() &&
+                 cq_policy == StopPolicy::kNone) {
+        SetCondition(&wl.conditions,
+                     Condition{"Requeued", "True", "ClusterQueueRestarted",
+                               "The ClusterQueue was restarted after being "
+                               "stopped",
+                               now});
+        MarkWorkload(key, Change::kModified);
+      }
+    }
+    if (!HoldsQuota(wl)) continue;
+    bool admitted = IsConditionTrue(wl.conditions, kConditionAdmitted);
+    if (admitted) {
+      if (lq_policy == StopPolicy::kHoldAndDrain) {
+        Evict(wl, "LocalQueueStopped", "The LocalQueue is stopped", now);
+        CompleteEviction(wl, now);
+      } else if (cq_policy == StopPolicy::kHoldAndDrain) {
+        Evict(wl, "ClusterQueueStopped", "The ClusterQueue is stopped", now);
+        CompleteEviction(wl, now);
+      }
+    } else if (lq_policy != StopPolicy::kNone ||
+               cq_policy != StopPolicy::kNone) {
+      std::string message =
+          lq_policy != StopPolicy::kNone
+              ? absl::StrCat("LocalQueue ", wl.queue_name, " is stopped")
+              : absl::StrCat("ClusterQueue ", cq_name, " is stopped");
+      ReleaseQuota(wl);
+      UnsetQuotaReservation(wl, kReasonSuspended, message, now);
+    }
+  }
+}
+
+void AdmissionState::Evict(Workload& wl, const std::string& reason,
+                           const std::string& message, absl::Time now) {
+  // Kueue's prepareForEviction.
+  SetCondition(&wl.conditions,
+               Condition{kConditionEvicted, "True", reason, message, now});
+  for (AdmissionCheckState& check : wl.admission_checks) {
+    if (check.state == "Pending") continue;
+    check = AdmissionCheckState{
+        check.name, "Pending", now,
+        absl::StrCat("Reset to Pending after eviction. Previously: ",
+                     check.state)};
+  }
+  MarkWorkload(KeyOf(wl), Change::kModified);
+}
+
+void AdmissionState::CompleteEviction(Workload& wl, absl::Time now) {
+  const Condition* evicted = FindCondition(wl.conditions, kConditionEvicted);
+  std::string reason = evicted != nullptr ? evicted->reason : "";
+  std::string message = evicted != nullptr ? evicted->message : "";
+  // Kueue's job reconciler once the job stopped: requeued at once only
+  // after preemption or node failures.
+  bool requeue = reason == "Preempted" || reason == "NodeFailures";
+  SetCondition(&wl.conditions, Condition{"Requeued", requeue ? "True" : "False",
+                                         reason, message, now});
+  ReleaseQuota(wl);
+  UnsetQuotaReservation(wl, "PendingEvaluation", message, now);
+}
+
+void AdmissionState::UnsetQuotaReservation(Workload& wl,
+                                           const std::string& reason,
+                                           const std::string& message,
+                                           absl::Time now) {
+  // Kueue's UnsetQuotaReservationWithCondition + SyncAdmittedCondition.
+  SetCondition(&wl.conditions, Condition{kConditionQuotaReserved, "False",
+                                         reason, message, now});
+  wl.admission.reset();
+  const Condition* admitted = FindCondition(wl.conditions, kConditionAdmitted);
+  if (admitted != nullptr) {
+    SetCondition(&wl.conditions,
+                 Condition{kConditionAdmitted, "False", "NoReservation",
+                           "The workload has no reservation", now});
+  }
+  MarkWorkload(KeyOf(wl), Change::kModified);
 }
 
 std::string AdmissionState::ClusterQueueForWorkload(const Workload& wl) const {
@@ -318,7 +426,7 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
     message = absl::StrCat("LocalQueue ", wl.queue_name, " doesn't exist");
   } else if (lq->second.stop_policy != StopPolicy::kNone) {
     reason = kReasonSuspended;
-    message = absl::StrCat("LocalQueue ", wl.queue_name, " is inactive");
+    message = absl::StrCat("LocalQueue ", wl.queue_name, " is stopped");
   } else {
     const std::string& cq_name = lq->second.cluster_queue;
     const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(cq_name);
@@ -326,8 +434,16 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
       reason = kReasonMisconfigured;
       message = absl::StrCat("ClusterQueue ", cq_name, " doesn't exist");
     } else {
-      queues_.Push(cq_name, queue::KeyFor(wl));
-      if (!cq->active) {
+      // A workload evicted with Requeued=False waits (Kueue keeps it
+      // inadmissible until the condition turns True).
+      const Condition* requeued = FindCondition(wl.conditions, "Requeued");
+      if (requeued == nullptr || requeued->status != "False") {
+        queues_.Push(cq_name, queue::KeyFor(wl));
+      }
+      if (cq->spec.stop_policy != StopPolicy::kNone) {
+        reason = kReasonSuspended;
+        message = absl::StrCat("ClusterQueue ", cq_name, " is stopped");
+      } else if (!cq->active) {
         reason = kReasonSuspended;
         message = absl::StrCat("ClusterQueue ", cq_name, " is inactive");
       }

@@ -193,6 +193,19 @@ class AdmissionState {
   void EnqueueOrBlock(Workload& workload, absl::Time now);
   void ReserveQuota(Workload& workload, Admission admission, absl::Time now);
   void ReleaseQuota(const Workload& workload);
+  void ApplyStopPolicies(absl::Time now);
+  // Kueue's eviction: Evicted=True with `reason`; admission checks reset
+  // to Pending. The quota is still held.
+  void Evict(Workload& workload, const std::string& reason,
+             const std::string& message, absl::Time now);
+  // What Kueue's job reconciler does once an evicted job stopped: Requeued
+  // (True only after preemption or node failures), quota released,
+  // QuotaReserved=False (PendingEvaluation), admission cleared. Runners
+  // confirming the stop come with the launcher API; until then kq
+  // completes evictions at once.
+  void CompleteEviction(Workload& workload, absl::Time now);
+  void UnsetQuotaReservation(Workload& workload, const std::string& reason,
+                             const std::string& message, absl::Time now);
   void QueueInadmissibleInTree(const std::string& cluster_queue);
   void ResolvePriority(Workload& workload) const;
   void MarkWorkload(const NamespacedName& key, Change change);

@@ -68,9 +68,12 @@ class EngineTest : public ::testing::Test {
   }
 
   // The seed's shape: gpu-a100 first, default-cpu as fallback.
-  void ApplySeed(bool namespace_selector = true) {
+  void ApplySeed(bool namespace_selector = true,
+                 StopPolicy cq_stop = StopPolicy::kNone,
+                 StopPolicy lq_stop = StopPolicy::kNone) {
     ClusterQueueBuilder cq("ai-training-queue");
     if (!namespace_selector) cq.NoNamespaceSelector();
+    cq.StopPolicy(cq_stop);
     cq.ResourceGroup({"cpu", "memory", "nvidia.com/gpu"})
         .Flavor("gpu-a100")
         .Quota("nvidia.com/gpu", "16")
@@ -84,7 +87,9 @@ class EngineTest : public ::testing::Test {
              .NodeLabel("cloud.google.com/gke-accelerator", "nvidia-tesla-a100")
              .Build(),
          ResourceFlavorBuilder("default-cpu").Build(), cq.Build(),
-         LocalQueueBuilder("team-ml", "ml-jobs", "ai-training-queue").Build(),
+         LocalQueueBuilder("team-ml", "ml-jobs", "ai-training-queue")
+             .StopPolicy(lq_stop)
+             .Build(),
          WorkloadPriorityClassBuilder("production-training", 1000).Build()},
         {});
     ASSERT_OK(results.status());
@@ -362,6 +367,108 @@ TEST_F(EngineTest, EventsCarryRevisions) {
   // Submitted and admitted in the same batch: one ADDED event, admitted.
   EXPECT_EQ(last.type, store::Event::Type::kAdded);
   EXPECT_EQ(StateOf(std::get<Workload>(last.object)), WorkloadState::kAdmitted);
+}
+
+const Condition* Cond(const Workload& wl, const std::string& type) {
+  return FindCondition(wl.conditions, type);
+}
+
+TEST_F(EngineTest, ClusterQueueHoldAndDrainEvictsAndResumeReadmits) {
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("a", 4)).status());
+  ApplySeed(true, StopPolicy::kHoldAndDrain);
+  ASSERT_OK_AND_ASSIGN(WorkloadView a, engine_->GetWorkload({"team-ml", "a"}));
+  EXPECT_EQ(StateOf(a.workload), WorkloadState::kPending);
+  EXPECT_FALSE(a.workload.admission.has_value());
+  EXPECT_EQ(Cond(a.workload, "Evicted")->reason, "ClusterQueueStopped");
+  EXPECT_EQ(Cond(a.workload, "Evicted")->message,
+            "The ClusterQueue is stopped");
+  EXPECT_EQ(Cond(a.workload, "Requeued")->status, "False");
+  EXPECT_EQ(Cond(a.workload, "Admitted")->reason, "NoReservation");
+  EXPECT_EQ(Cond(a.workload, kConditionQuotaReserved)->reason, "Suspended");
+  EXPECT_EQ(Cond(a.workload, kConditionQuotaReserved)->message,
+            "ClusterQueue ai-training-queue is stopped");
+  ASSERT_OK_AND_ASSIGN(
+      ObjectView cq,
+      engine_->GetObject({ObjectKind::kClusterQueue, "", "ai-training-queue"}));
+  EXPECT_EQ(cq.status->reserving_workloads, 0);
+  EXPECT_EQ(cq.status->conditions[0].reason, "Stopped");
+
+  ApplySeed(true, StopPolicy::kNone);
+  ASSERT_OK_AND_ASSIGN(a, engine_->GetWorkload({"team-ml", "a"}));
+  EXPECT_EQ(StateOf(a.workload), WorkloadState::kAdmitted);
+  EXPECT_EQ(Cond(a.workload, "Requeued")->reason, "ClusterQueueRestarted");
+  EXPECT_EQ(Cond(a.workload, "Requeued")->status, "True");
+  EXPECT_EQ(Cond(a.workload, "Evicted")->status, "False");
+  EXPECT_EQ(Cond(a.workload, "Evicted")->message,
+            "Previously: The ClusterQueue is stopped");
+}
+
+TEST_F(EngineTest, ClusterQueueHoldKeepsAdmittedAndStopsNewAdmissions) {
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("a", 4)).status());
+  ApplySeed(true, StopPolicy::kHold);
+  ASSERT_OK_AND_ASSIGN(WorkloadView a, engine_->GetWorkload({"team-ml", "a"}));
+  EXPECT_EQ(StateOf(a.workload), WorkloadState::kAdmitted);
+  ASSERT_OK_AND_ASSIGN(WorkloadView b, engine_->Submit(Job("b", 1)));
+  EXPECT_EQ(StateOf(b.workload), WorkloadState::kPending);
+  EXPECT_EQ(Cond(b.workload, kConditionQuotaReserved)->reason, "Suspended");
+  ApplySeed(true, StopPolicy::kNone);
+  ASSERT_OK_AND_ASSIGN(b, engine_->GetWorkload({"team-ml", "b"}));
+  EXPECT_EQ(StateOf(b.workload), WorkloadState::kAdmitted);
+}
+
+TEST_F(EngineTest, LocalQueueHoldAndDrainEvicts) {
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("a", 4)).status());
+  ApplySeed(true, StopPolicy::kNone, StopPolicy::kHoldAndDrain);
+  ASSERT_OK_AND_ASSIGN(WorkloadView a, engine_->GetWorkload({"team-ml", "a"}));
+  EXPECT_EQ(StateOf(a.workload), WorkloadState::kPending);
+  EXPECT_EQ(Cond(a.workload, "Evicted")->reason, "LocalQueueStopped");
+  EXPECT_EQ(Cond(a.workload, kConditionQuotaReserved)->message,
+            "LocalQueue ml-jobs is stopped");
+  ApplySeed(true, StopPolicy::kNone, StopPolicy::kNone);
+  ASSERT_OK_AND_ASSIGN(a, engine_->GetWorkload({"team-ml", "a"}));
+  EXPECT_EQ(StateOf(a.workload), WorkloadState::kAdmitted);
+  EXPECT_EQ(Cond(a.workload, "Requeued")->reason, "LocalQueueRestarted");
+}
+
+TEST_F(EngineTest, StopRemovesReservationOfWorkloadWaitingForChecks) {
+  ASSERT_OK(engine_
+                ->Apply({ResourceFlavorBuilder("f").Build(),
+                         ::kq::testing::AdmissionCheckBuilder("prov")
+                             .ControllerName("example.com/prov")
+                             .Build(),
+                         ClusterQueueBuilder("cq")
+                             .Quota("f", "cpu", "4")
+                             .AdmissionCheck("prov")
+                             .Build(),
+                         LocalQueueBuilder("ns", "lq", "cq").Build()},
+                        {})
+                .status());
+  ASSERT_OK_AND_ASSIGN(WorkloadView w, engine_->Submit(WorkloadBuilder("w")
+                                                           .Namespace("ns")
+                                                           .Queue("lq")
+                                                           .Request("cpu", "1")
+                                                           .Build()));
+  EXPECT_EQ(StateOf(w.workload), WorkloadState::kQuotaReserved);
+  EXPECT_EQ(Cond(w.workload, kConditionAdmitted)->reason,
+            "UnsatisfiedAdmissionChecks");
+  ASSERT_EQ(w.workload.admission_checks.size(), 1u);
+  EXPECT_EQ(w.workload.admission_checks[0].state, "Pending");
+  ASSERT_OK(engine_
+                ->Apply({ClusterQueueBuilder("cq")
+                             .Quota("f", "cpu", "4")
+                             .AdmissionCheck("prov")
+                             .StopPolicy(StopPolicy::kHold)
+                             .Build()},
+                        {})
+                .status());
+  ASSERT_OK_AND_ASSIGN(w, engine_->GetWorkload({"ns", "w"}));
+  EXPECT_EQ(StateOf(w.workload), WorkloadState::kPending);
+  EXPECT_FALSE(w.workload.admission.has_value());
+  EXPECT_EQ(Cond(w.workload, kConditionQuotaReserved)->message,
+            "ClusterQueue cq is stopped");
 }
 
 }  // namespace
