@@ -156,6 +156,7 @@ void Engine::Loop() {
 
 void Engine::RunBatch(std::deque<Command>& commands) {
   batch_now_ = clock_.TimeNow();
+  submitted_ = 0;
   // 1. Apply every command of the batch in arrival order.
   for (Command& command : commands) command();
   // 2. Configuration changed: rebuild the quota tree and the queues.
@@ -299,8 +300,10 @@ absl::StatusOr<ApplyResult> Engine::DoSubmit(Workload wl, bool from_apply) {
     }
     return ApplyResult{"unchanged", *existing, {}};
   }
-  const Workload& added =
-      state_.AddWorkload(std::move(wl), NewUid(), batch_now_);
+  // Workloads submitted in one batch keep their arrival order: each gets
+  // its own creation instant, so FIFO ties never fall to random UIDs.
+  const Workload& added = state_.AddWorkload(
+      std::move(wl), NewUid(), batch_now_ + absl::Nanoseconds(submitted_++));
   return ApplyResult{"created", added, {}};
 }
 

@@ -159,6 +159,8 @@ class Engine {
   admission::AdmissionState state_;
   absl::BitGen random_;
   absl::Time batch_now_;
+  // Workloads submitted so far in the batch being built.
+  int64_t submitted_ = 0;
   std::vector<Reply> replies_;
   // Workloads finished by the batch being answered, readable by its replies.
   std::map<NamespacedName, Workload> finished_in_batch_;

@@ -139,5 +139,33 @@ while IFS= read -r f; do
   fi
 done < <(find "$EXAMPLES/kueue" -name '*.yaml' | sort)
 
+# 8. kqd and `kq simulate` decide alike: the same scenario applied to a
+#    fresh kqd and simulated offline admits the same workloads on the same
+#    flavors, with the same pending reasons.
+SCENARIOS=$(dirname "$0")/../scenarios
+for scenario in best_effort_fifo strict_fifo priority_order; do
+  kill -TERM "$KQD_PID"; wait "$KQD_PID" || true; KQD_PID=""
+  rm -rf "$WORK/data"
+  start_kqd
+  kq apply -f "$SCENARIOS/$scenario.yaml" >/dev/null 2>&1
+  kq get workloads -A -o json >"$WORK/live.json"
+  kq simulate -f "$SCENARIOS/$scenario.yaml" -o json >"$WORK/sim.json" 2>/dev/null
+  for side in live sim; do
+    python3 - "$WORK/$side.json" >"$WORK/$side.txt" <<'PY2'
+import json, sys
+for w in sorted(json.load(open(sys.argv[1]))["items"],
+                key=lambda w: (w["metadata"]["namespace"], w["metadata"]["name"])):
+    st = w.get("status", {})
+    adm = st.get("admission", {})
+    flavors = [sorted(p.get("flavors", {}).items()) for p in adm.get("podSetAssignments", [])]
+    reason = [c["reason"] for c in st.get("conditions", [])
+              if c["type"] == "QuotaReserved" and c["status"] == "False"]
+    print(w["metadata"]["namespace"], w["metadata"]["name"],
+          adm.get("clusterQueue", "-"), flavors, reason)
+PY2
+  done
+  check "kqd and simulate agree on $scenario" diff "$WORK/live.txt" "$WORK/sim.txt"
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
