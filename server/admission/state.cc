@@ -16,22 +16,6 @@ namespace {
 constexpr char kReasonMisconfigured[] = "Misconfigured";
 constexpr char kReasonSuspended[] = "Suspended";
 
-std::string Describe(const ObjectKey& key) {
-  if (key.namespace_name.empty()) {
-    return absl::StrCat(KindName(key.kind), " \"", key.name, "\"");
-  }
-  return absl::StrCat(KindName(key.kind), " \"", key.namespace_name, "/",
-                      key.name, "\"");
-}
-
-std::string Describe(const NamespacedName& key) {
-  return absl::StrCat("Workload \"", key.first, "/", key.second, "\"");
-}
-
-NamespacedName KeyOf(const Workload& wl) {
-  return {wl.meta.namespace_name, wl.meta.name};
-}
-
 // Equality of what a user applies: everything but server-set metadata.
 bool SameSpec(ConfigObject a, ConfigObject b) {
   for (ConfigObject* o : {&a, &b}) {

@@ -182,6 +182,10 @@ class AdmissionState {
   // The ClusterQueue a workload is admitted to or would be queued in.
   std::string ClusterQueueForWorkload(const Workload& workload) const;
 
+  // The pending queues, for tests that check which workloads are left in
+  // a ClusterQueue's heap and which are parked as inadmissible.
+  const queue::Manager& queues_for_test() const { return queues_; }
+
   // ---- Changes ---------------------------------------------------------
   // Returns and forgets what changed since the last call.
   Changes TakeChanges();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 
 namespace kq {
 
@@ -154,6 +155,27 @@ ObjectMeta& MutableMetaOf(ConfigObject& object) {
 ObjectKey KeyOf(const ConfigObject& object) {
   const ObjectMeta& meta = MetaOf(object);
   return ObjectKey{KindOf(object), meta.namespace_name, meta.name};
+}
+
+NamespacedName KeyOf(const Workload& workload) {
+  return {workload.meta.namespace_name, workload.meta.name};
+}
+
+std::string Describe(const ObjectKey& key) {
+  if (key.namespace_name.empty()) {
+    return absl::StrCat(KindName(key.kind), " \"", key.name, "\"");
+  }
+  return absl::StrCat(KindName(key.kind), " \"", key.namespace_name, "/",
+                      key.name, "\"");
+}
+
+std::string Describe(const NamespacedName& workload) {
+  return absl::StrCat("Workload \"", workload.first, "/", workload.second,
+                      "\"");
+}
+
+absl::Status About(const std::string& who, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(who, ": ", status.message()));
 }
 
 WorkloadState StateOf(const Workload& wl) {

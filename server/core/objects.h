@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 
 #include "server/core/quantity.h"
@@ -321,5 +322,15 @@ struct ObjectKey {
   friend auto operator<=>(const ObjectKey&, const ObjectKey&) = default;
 };
 ObjectKey KeyOf(const ConfigObject& object);
+NamespacedName KeyOf(const Workload& workload);
+
+// How errors name objects: `ClusterQueue "cq"`, `LocalQueue "ns/lq"`,
+// `Workload "ns/name"`.
+std::string Describe(const ObjectKey& key);
+std::string Describe(const NamespacedName& workload);
+
+// Prefixes an error's message with the object it is about ("<who>: "),
+// keeping its code.
+absl::Status About(const std::string& who, const absl::Status& status);
 
 }  // namespace kq

@@ -29,27 +29,6 @@ EventType EventTypeOf(admission::Change change) {
   return EventType::kModified;
 }
 
-std::string Describe(const ObjectKey& key) {
-  if (key.namespace_name.empty()) {
-    return absl::StrCat(KindName(key.kind), " \"", key.name, "\"");
-  }
-  return absl::StrCat(KindName(key.kind), " \"", key.namespace_name, "/",
-                      key.name, "\"");
-}
-
-std::string Describe(const NamespacedName& key) {
-  return absl::StrCat("Workload \"", key.first, "/", key.second, "\"");
-}
-
-// Prefixes an error with the object it is about, keeping its code.
-absl::Status About(const std::string& who, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(who, ": ", status.message()));
-}
-
-NamespacedName KeyOf(const Workload& wl) {
-  return {wl.meta.namespace_name, wl.meta.name};
-}
-
 bool HoldsQuota(const Workload& wl) {
   return wl.admission.has_value() &&
          IsConditionTrue(wl.conditions, kConditionQuotaReserved);

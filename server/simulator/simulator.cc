@@ -8,20 +8,7 @@
 #include "server/core/validation.h"
 
 namespace kq::simulator {
-namespace {
-
-absl::Status About(const std::string& who, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(who, ": ", status.message()));
-}
-
-std::string Describe(const ObjectKey& key) {
-  std::string name = key.namespace_name.empty()
-                         ? key.name
-                         : absl::StrCat(key.namespace_name, "/", key.name);
-  return absl::StrCat(KindName(key.kind), " \"", name, "\"");
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<Result> Simulate(Scenario scenario, const Options& options) {
   admission::AdmissionState state;
