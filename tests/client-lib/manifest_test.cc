@@ -606,6 +606,14 @@ INSTANTIATE_TEST_SUITE_P(
          .want_message = "kind Deployment (apps/v1) is not supported by kq: "
                          "kq reads kueue.x-k8s.io objects, v1 Namespace and "
                          "batch/v1 Job"},
+        {.name = "misspelled_kueue_kind",
+         .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQeue\n"
+                 "metadata: {name: t}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "kind: unknown kind ClusterQeue in kueue.x-k8s.io; kq "
+                         "reads ResourceFlavor, ClusterQueue, Cohort, "
+                         "LocalQueue, WorkloadPriorityClass, AdmissionCheck, "
+                         "Workload"},
         {.name = "unsupported_kueue_kind",
          .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
                  "metadata: {name: t}\n",
@@ -1157,7 +1165,7 @@ apiVersion: v1
 kind: List
 items:
 - {apiVersion: v1, kind: Namespace, metadata: {name: a}}
-- {apiVersion: kueue.x-k8s.io/v1beta1, kind: Foo, metadata: {name: b}}
+- {apiVersion: kueue.x-k8s.io/v1beta1, kind: Topology, metadata: {name: b}}
 ---
 apiVersion: v1
 kind: Namespace
