@@ -178,6 +178,17 @@ absl::Status About(const std::string& who, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(who, ": ", status.message()));
 }
 
+absl::Time QueueOrderTimestamp(const Workload& workload) {
+  const Condition* evicted =
+      FindCondition(workload.conditions, kConditionEvicted);
+  if (evicted != nullptr && evicted->status == "True" &&
+      (evicted->reason == "PodsReadyTimeout" ||
+       evicted->reason == "AdmissionCheck")) {
+    return evicted->last_transition_time;
+  }
+  return workload.meta.creation_timestamp;
+}
+
 WorkloadState StateOf(const Workload& wl) {
   if (IsConditionTrue(wl.conditions, kConditionFinished)) {
     return WorkloadState::kFinished;

@@ -296,6 +296,11 @@ inline constexpr char kConditionEvicted[] = "Evicted";
 inline constexpr char kConditionRequeued[] = "Requeued";
 inline constexpr char kConditionActive[] = "Active";
 
+// Kueue's workload.Ordering.GetQueueOrderTimestamp (requeuingStrategy
+// timestamp Eviction, its default): the eviction time for a workload evicted
+// by PodsReadyTimeout or an AdmissionCheck, its creation time otherwise.
+absl::Time QueueOrderTimestamp(const Workload& workload);
+
 // Lifecycle of a workload, from workload.Status in Kueue: finished beats
 // admitted beats quota-reserved beats pending.
 enum class WorkloadState { kPending, kQuotaReserved, kAdmitted, kFinished };

@@ -5,11 +5,6 @@
 namespace kq::queue {
 namespace {
 
-// Kueue's Evicted reasons that move a workload's queue-order timestamp to
-// the eviction (pkg/workload/evict).
-constexpr char kEvictedByPodsReadyTimeout[] = "PodsReadyTimeout";
-constexpr char kEvictedByAdmissionCheck[] = "AdmissionCheck";
-
 std::vector<NamespacedName> Workloads(const std::set<QueueKey>& keys) {
   std::vector<NamespacedName> out;
   out.reserve(keys.size());
@@ -26,16 +21,8 @@ bool operator<(const QueueKey& a, const QueueKey& b) {
 }
 
 QueueKey KeyFor(const Workload& workload) {
-  absl::Time timestamp = workload.meta.creation_timestamp;
-  const Condition* evicted =
-      FindCondition(workload.conditions, kConditionEvicted);
-  if (evicted != nullptr && evicted->status == "True" &&
-      (evicted->reason == kEvictedByPodsReadyTimeout ||
-       evicted->reason == kEvictedByAdmissionCheck)) {
-    timestamp = evicted->last_transition_time;
-  }
   return QueueKey{workload.priority,
-                  timestamp,
+                  QueueOrderTimestamp(workload),
                   workload.meta.uid,
                   {workload.meta.namespace_name, workload.meta.name}};
 }

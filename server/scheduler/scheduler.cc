@@ -1,6 +1,7 @@
 #include "server/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 #include <utility>
 
@@ -103,6 +104,20 @@ cache::FlavorResourceQuantities ResourcesToReserve(
 
 }  // namespace
 
+bool EntryOrderLess(const Workload& a, int a_borrowing, const Workload& b,
+                    int b_borrowing) {
+  // Kueue's step 1 (entries already holding quota first, for a second pass)
+  // never applies: kq's heads do not hold quota.
+  return std::make_tuple(a_borrowing, -int64_t{a.priority},
+                         QueueOrderTimestamp(a), std::cref(a.meta.uid),
+                         std::cref(a.meta.namespace_name),
+                         std::cref(a.meta.name)) <
+         std::make_tuple(b_borrowing, -int64_t{b.priority},
+                         QueueOrderTimestamp(b), std::cref(b.meta.uid),
+                         std::cref(b.meta.namespace_name),
+                         std::cref(b.meta.name));
+}
+
 Labels NamespaceLabels(const std::map<std::string, Namespace>& namespaces,
                        const std::string& name) {
   Labels labels;
@@ -173,19 +188,12 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
     inadmissible.push_back(std::move(rejected));
   }
 
-  // 2. Order (Kueue's classical iterator): lower borrowing level first, then
-  //    higher priority, then earlier creation; UID and key make the order
-  //    total. (Kueue first puts heads already holding quota, for a second
-  //    pass; kq's heads never hold quota.)
+  // 2. Order (Kueue's classical iterator, EntryOrderLess): lower borrowing
+  //    level first, then higher priority, then earlier queue-order
+  //    timestamp.
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    const Workload& x = *a.head->workload;
-    const Workload& y = *b.head->workload;
-    return std::make_tuple(a.assignment.borrowing, -int64_t{x.priority},
-                           x.meta.creation_timestamp, x.meta.uid,
-                           x.meta.namespace_name, x.meta.name) <
-           std::make_tuple(b.assignment.borrowing, -int64_t{y.priority},
-                           y.meta.creation_timestamp, y.meta.uid,
-                           y.meta.namespace_name, y.meta.name);
+    return EntryOrderLess(*a.head->workload, a.assignment.borrowing,
+                          *b.head->workload, b.assignment.borrowing);
   });
 
   // 3. Process each entry against the cache as earlier entries left it.

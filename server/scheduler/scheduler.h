@@ -92,7 +92,7 @@ struct SchedulingContext {
 // Runs one pass over `heads`: nominates each (checks the queue is active
 // and admits the namespace, assigns flavors, tries partial admission when
 // the full workload does not fit), orders the entries as Kueue's classical
-// iterator (borrowing level, then priority, then creation time), then
+// iterator (borrowing level, then priority, then queue-order time), then
 // processes them in order: NoFit is reported; Preempt without preemption
 // targets (always, until kq preempts) is reported as WaitingForQuota and,
 // unless the ClusterQueue's reclaimWithinCohort is Any, holds the capacity
@@ -102,6 +102,17 @@ struct SchedulingContext {
 // Thread-compatible.
 CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                      const SchedulingContext& context, absl::Time now);
+
+// The order in which a pass processes its nominated entries (Kueue's
+// classical iterator, makeClassicalIterator, with
+// PrioritySortingWithinCohort on): whether the entry of `a`, whose flavor
+// assignment borrows at level `a_borrowing` (0: within nominal quota), comes
+// before the entry of `b`. Lower borrowing level first, then higher
+// priority, then earlier QueueOrderTimestamp(). Where Kueue leaves the order
+// unspecified (its sort is not stable), UID, namespace and name make it
+// total.
+bool EntryOrderLess(const Workload& a, int a_borrowing, const Workload& b,
+                    int b_borrowing);
 
 // Labels of a namespace as Kubernetes sets them, including
 // kubernetes.io/metadata.name.

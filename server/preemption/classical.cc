@@ -1,0 +1,419 @@
+#include "server/preemption/classical.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "server/core/quantity.h"
+#include "server/preemption/ordering.h"
+#include "server/preemption/policy.h"
+
+namespace kq::preemption {
+namespace {
+
+using cache::ClusterQueueSnapshot;
+using cache::CohortSnapshot;
+using cache::FlavorResource;
+using cache::FlavorResourceQuantities;
+
+// Kueue's preemptionVariant: how a candidate may be preempted.
+enum class Variant {
+  // Not a candidate.
+  kNever,
+  // In the preemptor's own ClusterQueue.
+  kWithinClusterQueue,
+  // The preemptor's ClusterQueue sits closer to the quota the candidate
+  // uses, so it may be preempted whatever its priority.
+  kHierarchicalReclaim,
+  // Only if the preemptor's ClusterQueue does not borrow afterwards.
+  kReclaimWithoutBorrowing,
+  // Even if the preemptor's ClusterQueue borrows afterwards.
+  kReclaimWhileBorrowing,
+};
+
+const char* ReasonOf(Variant variant) {
+  switch (variant) {
+    case Variant::kWithinClusterQueue:
+      return kReasonInClusterQueue;
+    case Variant::kHierarchicalReclaim:
+    case Variant::kReclaimWithoutBorrowing:
+      return kReasonInCohortReclamation;
+    case Variant::kReclaimWhileBorrowing:
+      return kReasonInCohortReclaimWhileBorrowing;
+    case Variant::kNever:
+      break;
+  }
+  return "Unknown";
+}
+
+// One entry of the candidate sequence (Kueue's candidateElem).
+struct Element {
+  Candidate candidate;
+  // The lowest common ancestor of the candidate's ClusterQueue and the
+  // preemptor's; null for candidates in the preemptor's ClusterQueue.
+  const CohortSnapshot* lca = nullptr;
+  Variant variant = Variant::kNever;
+};
+
+// Kueue's WorkloadUsesResources: whether the workload's admission assigns
+// one of `frs`.
+bool UsesResources(const Workload& workload,
+                   const std::set<FlavorResource>& frs) {
+  if (!workload.admission.has_value()) return false;
+  for (const PodSetAssignment& ps : workload.admission->pod_set_assignments) {
+    for (const auto& [resource, flavor] : ps.flavors) {
+      if (frs.count(FlavorResource{flavor, resource}) > 0) return true;
+    }
+  }
+  return false;
+}
+
+// Whether a chain of parents from `cq` reaches a cohort cycle; Kueue marks
+// such ClusterQueues inactive, and walking their ancestors would not end.
+bool InCohortCycle(const ClusterQueueSnapshot& cq) {
+  return cq.parent != nullptr && cq.parent->has_cycle;
+}
+
+// The search state for one preemptor (Kueue's candidateIterator together
+// with the preemptionCtx). Thread-compatible; lives for one call.
+class ClassicalSearch {
+ public:
+  ClassicalSearch(cache::Cache& cache, ClusterQueueSnapshot& cq,
+                  const Preemptor& preemptor,
+                  absl::Span<const Workload* const> holding_quota,
+                  absl::Time now, const Features& features)
+      : cache_(cache),
+        cq_(cq),
+        preemptor_(preemptor),
+        now_(now),
+        features_(features) {
+    for (const Workload* workload : holding_quota) {
+      if (workload == nullptr || !workload->admission.has_value()) continue;
+      by_cluster_queue_[workload->admission->cluster_queue].push_back(workload);
+    }
+  }
+
+  std::vector<Target> Run() {
+    BuildCandidates();
+    // 1. Which runs to try: with borrowing allowed, without, or both. The
+    // order only keeps compatibility with earlier Kueue versions.
+    const bool borrow_forbidden = IsBorrowingWithinCohortForbidden(cq_.spec);
+    std::vector<bool> attempts;
+    if (no_candidate_from_other_queues_ ||
+        (borrow_forbidden &&
+         !QueueUnderNominalInResourcesNeedingPreemption())) {
+      attempts = {true};
+    } else if (borrow_forbidden && no_candidate_for_hierarchical_reclaim_) {
+      attempts = {false, true};
+    } else {
+      attempts = {true, false};
+    }
+    // 2. Each run removes valid candidates in order until the preemptor
+    // fits, then adds back those not needed.
+    for (bool borrow : attempts) {
+      std::vector<const Element*> targets;
+      for (const Element& element : candidates_) {
+        if (!IsValid(element, borrow)) continue;
+        Remove(element);
+        targets.push_back(&element);
+        if (PreemptorFits(borrow)) {
+          FillBack(targets, borrow);
+          Restore(targets);
+          std::vector<Target> result;
+          for (const Element* t : targets) {
+            result.push_back({.workload = t->candidate.workload,
+                              .reason = ReasonOf(t->variant),
+                              .cluster_queue = t->candidate.cluster_queue});
+          }
+          return result;
+        }
+      }
+      Restore(targets);
+    }
+    return {};
+  }
+
+ private:
+  // Kueue's NewCandidateIterator: the three lists (hierarchy, priority,
+  // same queue), each in CandidatesOrdering, then evicted ones of each
+  // before the rest.
+  void BuildCandidates() {
+    std::vector<Element> same_queue = CollectSameQueueCandidates();
+    std::vector<Element> hierarchy;
+    std::vector<Element> priority;
+    CollectCandidatesForHierarchicalReclaim(&hierarchy, &priority);
+    const CandidatesOrdering ordering(cq_.name(), now_, features_);
+    auto by_ordering = [&](const Element& a, const Element& b) {
+      return ordering(a.candidate, b.candidate);
+    };
+    auto not_evicted = [](const Element& e) {
+      return !IsEvicted(*e.candidate.workload);
+    };
+    std::vector<std::vector<Element>*> lists = {&hierarchy, &priority,
+                                                &same_queue};
+    std::vector<std::vector<Element>::iterator> first_not_evicted;
+    for (std::vector<Element>* list : lists) {
+      std::sort(list->begin(), list->end(), by_ordering);
+      // Evicted candidates sort first, so they form a prefix.
+      first_not_evicted.push_back(std::partition_point(
+          list->begin(), list->end(),
+          [&](const Element& e) { return !not_evicted(e); }));
+    }
+    for (size_t i = 0; i < lists.size(); ++i) {
+      candidates_.insert(candidates_.end(), lists[i]->begin(),
+                         first_not_evicted[i]);
+    }
+    for (size_t i = 0; i < lists.size(); ++i) {
+      candidates_.insert(candidates_.end(), first_not_evicted[i],
+                         lists[i]->end());
+    }
+    no_candidate_from_other_queues_ = hierarchy.empty() && priority.empty();
+    no_candidate_for_hierarchical_reclaim_ = hierarchy.empty();
+  }
+
+  // Kueue's classifyPreemptionVariant.
+  Variant Classify(const Workload& workload, const std::string& cluster_queue,
+                   bool hierarchical_advantage) const {
+    if (!UsesResources(workload, preemptor_.frs_need_preemption)) {
+      return Variant::kNever;
+    }
+    const bool same_queue = cluster_queue == cq_.name();
+    const std::string& policy = same_queue
+                                    ? cq_.spec.preemption.within_cluster_queue
+                                    : cq_.spec.preemption.reclaim_within_cohort;
+    if (!SatisfiesPreemptionPolicy(*preemptor_.workload, workload, policy,
+                                   features_)) {
+      return Variant::kNever;
+    }
+    if (same_queue) return Variant::kWithinClusterQueue;
+    if (hierarchical_advantage) return Variant::kHierarchicalReclaim;
+    if (IsBorrowingWithinCohortForbidden(cq_.spec)) {
+      return Variant::kReclaimWithoutBorrowing;
+    }
+    // Kueue's isAboveBorrowingThreshold: a candidate of equal or higher
+    // priority, or above the threshold, may only be reclaimed if the
+    // preemptor does not borrow.
+    const int64_t candidate_priority = EffectivePriority(workload, features_);
+    const int64_t incoming_priority =
+        EffectivePriority(*preemptor_.workload, features_);
+    const std::optional<int32_t>& threshold =
+        cq_.spec.preemption.borrow_within_cohort_max_priority_threshold;
+    if (candidate_priority >= incoming_priority ||
+        (threshold.has_value() && candidate_priority > int64_t{*threshold})) {
+      return Variant::kReclaimWithoutBorrowing;
+    }
+    return Variant::kReclaimWhileBorrowing;
+  }
+
+  // Kueue's getCandidatesFromCQ.
+  void AppendCandidatesFromCq(const ClusterQueueSnapshot& cq,
+                              const CohortSnapshot* lca,
+                              bool hierarchical_advantage,
+                              std::vector<Element>* result) const {
+    auto it = by_cluster_queue_.find(cq.name());
+    if (it == by_cluster_queue_.end()) return;
+    for (const Workload* workload : it->second) {
+      Variant variant = Classify(*workload, cq.name(), hierarchical_advantage);
+      if (variant == Variant::kNever) continue;
+      result->push_back(
+          {.candidate = {.workload = workload, .cluster_queue = cq.name()},
+           .lca = lca,
+           .variant = variant});
+    }
+  }
+
+  // Kueue's collectSameQueueCandidates.
+  std::vector<Element> CollectSameQueueCandidates() const {
+    std::vector<Element> result;
+    if (cq_.spec.preemption.within_cluster_queue == kPolicyNever) {
+      return result;
+    }
+    AppendCandidatesFromCq(cq_, nullptr, false, &result);
+    return result;
+  }
+
+  // Kueue's collectCandidatesForHierarchicalReclaim: walks the ancestors
+  // from the parent to the root; at each, collects candidates in the part
+  // of its subtree not visited yet. Once some subtree on the way has room
+  // for the request, the preemptor has the hierarchical advantage over
+  // everything found from there on.
+  void CollectCandidatesForHierarchicalReclaim(
+      std::vector<Element>* hierarchy, std::vector<Element>* priority) const {
+    if (!cq_.HasParent() || InCohortCycle(cq_) ||
+        cq_.spec.preemption.reclaim_within_cohort == kPolicyNever) {
+      return;
+    }
+    auto [advantage, remaining] =
+        QuantitiesFitInQuota(cq_.node, preemptor_.requests);
+    const CohortSnapshot* previous = nullptr;
+    for (const CohortSnapshot* current = cq_.parent; current != nullptr;
+         current = current->parent) {
+      CollectCandidatesInSubtree(*current, current, previous, advantage,
+                                 advantage ? hierarchy : priority);
+      auto [fits, still_remaining] =
+          QuantitiesFitInQuota(current->node, remaining);
+      remaining = std::move(still_remaining);
+      advantage = advantage || fits;
+      previous = current;
+    }
+  }
+
+  // Kueue's collectCandidatesInSubtree: skips `skip` (already visited) and
+  // subtrees within their quota on the contested flavor-resources.
+  void CollectCandidatesInSubtree(const CohortSnapshot& current,
+                                  const CohortSnapshot* subtree_root,
+                                  const CohortSnapshot* skip,
+                                  bool hierarchical_advantage,
+                                  std::vector<Element>* result) const {
+    for (const CohortSnapshot* child : current.child_cohorts) {
+      if (child == skip) continue;
+      if (IsWithinNominalInResources(child->node,
+                                     preemptor_.frs_need_preemption)) {
+        continue;
+      }
+      CollectCandidatesInSubtree(*child, subtree_root, skip,
+                                 hierarchical_advantage, result);
+    }
+    for (const ClusterQueueSnapshot* child : current.child_cluster_queues) {
+      if (child == &cq_) continue;
+      if (!IsWithinNominalInResources(child->node,
+                                      preemptor_.frs_need_preemption)) {
+        AppendCandidatesFromCq(*child, subtree_root, hierarchical_advantage,
+                               result);
+      }
+    }
+  }
+
+  // Kueue's candidateIsValid: earlier removals may have brought the
+  // candidate's ClusterQueue, or a cohort between it and the common
+  // ancestor, back within nominal quota, and then it has nothing to give.
+  bool IsValid(const Element& element, bool borrow) const {
+    if (element.candidate.cluster_queue == cq_.name()) return true;
+    if (borrow && element.variant == Variant::kReclaimWithoutBorrowing) {
+      return false;
+    }
+    const ClusterQueueSnapshot* cq =
+        cache_.FindClusterQueue(element.candidate.cluster_queue);
+    if (cq == nullptr) return false;
+    if (IsWithinNominalInResources(cq->node, preemptor_.frs_need_preemption)) {
+      return false;
+    }
+    for (const CohortSnapshot* node = cq->parent;
+         node != nullptr && node != element.lca; node = node->parent) {
+      if (IsWithinNominalInResources(node->node,
+                                     preemptor_.frs_need_preemption)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Kueue's queueUnderNominalInResourcesNeedingPreemption: usage strictly
+  // below nominal on every contested flavor-resource.
+  bool QueueUnderNominalInResourcesNeedingPreemption() const {
+    for (const FlavorResource& fr : preemptor_.frs_need_preemption) {
+      auto quota = cq_.node.quotas.find(fr);
+      const int64_t nominal =
+          quota == cq_.node.quotas.end() ? 0 : quota->second.nominal;
+      if (nominal <= cq_.node.Get(cq_.node.usage, fr)) return false;
+    }
+    return true;
+  }
+
+  // Kueue's workloadFits (without TAS): every request fits in what the
+  // ClusterQueue has available, and without borrowing unless allowed.
+  bool PreemptorFits(bool allow_borrowing) const {
+    for (const auto& [fr, value] : preemptor_.requests) {
+      if (!allow_borrowing && cq_.BorrowingWith(fr, value)) return false;
+      if (value > cq_.Available(fr)) return false;
+    }
+    return true;
+  }
+
+  // Kueue's fillBackWorkloads: in reverse order of removal, skipping the
+  // last one removed, add each target back and keep it out of the targets
+  // when the preemptor still fits.
+  void FillBack(std::vector<const Element*>& targets, bool allow_borrowing) {
+    for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
+      Add(*targets[i]);
+      if (PreemptorFits(allow_borrowing)) {
+        targets[i] = targets.back();
+        targets.pop_back();
+      } else {
+        Remove(*targets[i]);
+      }
+    }
+  }
+
+  void Restore(const std::vector<const Element*>& targets) {
+    for (const Element* t : targets) Add(*t);
+  }
+
+  void Remove(const Element& element) {
+    cache_.FindClusterQueue(element.candidate.cluster_queue)
+        ->RemoveUsage(cache::UsageOf(*element.candidate.workload->admission));
+  }
+
+  void Add(const Element& element) {
+    cache_.FindClusterQueue(element.candidate.cluster_queue)
+        ->AddUsage(cache::UsageOf(*element.candidate.workload->admission));
+  }
+
+  cache::Cache& cache_;
+  ClusterQueueSnapshot& cq_;
+  const Preemptor& preemptor_;
+  const absl::Time now_;
+  const Features features_;
+  // Workloads holding quota, by ClusterQueue, in input order.
+  std::map<std::string, std::vector<const Workload*>> by_cluster_queue_;
+  // The whole candidate sequence, in the order it is tried.
+  std::vector<Element> candidates_;
+  bool no_candidate_from_other_queues_ = true;
+  bool no_candidate_for_hierarchical_reclaim_ = true;
+};
+
+}  // namespace
+
+std::pair<bool, FlavorResourceQuantities> QuantitiesFitInQuota(
+    const cache::ResourceNode& node, const FlavorResourceQuantities& requests) {
+  bool fits = true;
+  FlavorResourceQuantities remaining;
+  for (const auto& [fr, value] : requests) {
+    if (node.Get(node.subtree_quota, fr) <
+        SaturatingAdd(node.Get(node.usage, fr), value)) {
+      fits = false;
+    }
+    remaining[fr] =
+        std::max<int64_t>(0, SaturatingSub(value, node.LocalAvailable(fr)));
+  }
+  return {fits, std::move(remaining)};
+}
+
+bool IsWithinNominalInResources(const cache::ResourceNode& node,
+                                const std::set<FlavorResource>& frs) {
+  for (const FlavorResource& fr : frs) {
+    if (node.Get(node.subtree_quota, fr) < node.Get(node.usage, fr)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsBorrowingWithinCohortForbidden(const ClusterQueue& cluster_queue) {
+  return cluster_queue.preemption.borrow_within_cohort_policy.empty() ||
+         cluster_queue.preemption.borrow_within_cohort_policy == kPolicyNever;
+}
+
+std::vector<Target> ClassicalTargets(
+    cache::Cache& cache, const Preemptor& preemptor,
+    absl::Span<const Workload* const> holding_quota, absl::Time now,
+    const Features& features) {
+  ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
+  if (cq == nullptr || preemptor.workload == nullptr) return {};
+  ClassicalSearch search(cache, *cq, preemptor, holding_quota, now, features);
+  return search.Run();
+}
+
+}  // namespace kq::preemption

@@ -1,0 +1,99 @@
+#pragma once
+
+// Kueue's classical preemption (pkg/scheduler/preemption/preemption.go:
+// classicalPreemptions, with classical/candidate_generator.go and
+// classical/hierarchical_preemption.go): find a small set of workloads
+// whose eviction lets a preemptor fit in its ClusterQueue. Candidates are
+// tried in order, removing each from the quota tree until the preemptor
+// fits; then those that are not needed after all are added back, newest
+// removal first ("fill-back"). Fair-sharing preemption and TAS are not
+// covered. Pure: the quota tree is changed only for the duration of the
+// call and restored before returning.
+//
+// Example:
+//   Preemptor preemptor{.workload = &incoming,
+//                       .cluster_queue = "team-a",
+//                       .requests = {{{"default", "cpu"}, 4'000}},
+//                       .frs_need_preemption = {{"default", "cpu"}}};
+//   std::vector<Target> targets =
+//       ClassicalTargets(cache, preemptor, holding_quota, now, features);
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+
+#include "server/cache/cache.h"
+#include "server/core/objects.h"
+#include "server/preemption/priority.h"
+
+namespace kq::preemption {
+
+// Why a workload is preempted: the Preempted condition's reason, as Kueue
+// writes it.
+inline constexpr char kReasonInClusterQueue[] = "InClusterQueue";
+inline constexpr char kReasonInCohortReclamation[] = "InCohortReclamation";
+inline constexpr char kReasonInCohortFairSharing[] = "InCohortFairSharing";
+inline constexpr char kReasonInCohortReclaimWhileBorrowing[] =
+    "InCohortReclaimWhileBorrowing";
+
+// The workload that needs room (the parts of Kueue's preemptionCtx that
+// are not the snapshot). Does not own the workload. Value type.
+struct Preemptor {
+  const Workload* workload = nullptr;
+  // The ClusterQueue it is to be admitted to.
+  std::string cluster_queue;
+  // The quota its flavor assignment would use (Kueue's
+  // assignment.TotalRequestsFor), every flavor-resource of it, whether it
+  // needs preemption or fits already.
+  cache::FlavorResourceQuantities requests;
+  // The flavor-resources whose assignment mode is Preempt (Kueue's
+  // frsNeedPreemption): only workloads using one of them are candidates.
+  std::set<cache::FlavorResource> frs_need_preemption;
+};
+
+// A workload to evict so that the preemptor fits. Does not own the
+// workload. Value type.
+struct Target {
+  const Workload* workload = nullptr;
+  // One of the kReason* constants.
+  std::string reason;
+  // The ClusterQueue whose quota the workload holds.
+  std::string cluster_queue;
+};
+
+// Returns the workloads to evict so that `preemptor` fits in its
+// ClusterQueue, in the order they were chosen (after fill-back, which may
+// move the last one chosen into the place of one added back, as Kueue
+// does), or an empty vector when no set of candidates is enough.
+// `holding_quota` are the workloads whose usage the quota tree in `cache`
+// holds (QuotaReserved, with an admission); workloads without an admission
+// are ignored. `now` stands for the reservation time of a workload without
+// a QuotaReserved=True condition when ordering candidates. The
+// preemptor's ClusterQueue must exist in `cache` (otherwise no targets).
+// `cache` is mutated while searching and left as it was.
+std::vector<Target> ClassicalTargets(
+    cache::Cache& cache, const Preemptor& preemptor,
+    absl::Span<const Workload* const> holding_quota, absl::Time now,
+    const Features& features);
+
+// Kueue's QuantitiesFitInQuota: whether `requests` fit in the subtree quota
+// of `node` on top of its usage, and what is left of each request after
+// the node's LocalAvailable() (what must come from the ancestors).
+std::pair<bool, cache::FlavorResourceQuantities> QuantitiesFitInQuota(
+    const cache::ResourceNode& node,
+    const cache::FlavorResourceQuantities& requests);
+
+// Kueue's IsWithinNominalInResources: whether the node's usage is at most
+// its subtree quota for every flavor-resource in `frs`.
+bool IsWithinNominalInResources(const cache::ResourceNode& node,
+                                const std::set<cache::FlavorResource>& frs);
+
+// Kueue's IsBorrowingWithinCohortForbidden: whether the ClusterQueue's
+// borrowWithinCohort policy is absent or Never.
+bool IsBorrowingWithinCohortForbidden(const ClusterQueue& cluster_queue);
+
+}  // namespace kq::preemption

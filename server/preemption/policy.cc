@@ -1,0 +1,25 @@
+#include "server/preemption/policy.h"
+
+#include <cstdint>
+
+namespace kq::preemption {
+
+bool SatisfiesPreemptionPolicy(const Workload& preemptor,
+                               const Workload& candidate,
+                               absl::string_view policy,
+                               const Features& features) {
+  const int64_t preemptor_priority = EffectivePriority(preemptor, features);
+  const int64_t candidate_priority = EffectivePriority(candidate, features);
+  const bool lower_priority = preemptor_priority > candidate_priority;
+  if (policy == kPolicyLowerPriority) return lower_priority;
+  if (policy == kPolicyLowerOrNewerEqualPriority) {
+    // Go's Time.Before: strictly earlier, so equal timestamps do not count.
+    const bool newer_equal_priority =
+        preemptor_priority == candidate_priority &&
+        QueueOrderTimestamp(preemptor) < QueueOrderTimestamp(candidate);
+    return lower_priority || newer_equal_priority;
+  }
+  return policy == kPolicyAny;
+}
+
+}  // namespace kq::preemption

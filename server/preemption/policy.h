@@ -1,0 +1,38 @@
+#pragma once
+
+// Kueue's preemption policy predicate
+// (pkg/scheduler/preemption/common/preemption_policy.go). Pure; thread-safe.
+//
+// Example:
+//   if (SatisfiesPreemptionPolicy(preemptor, candidate,
+//                                 cq.spec.preemption.within_cluster_queue,
+//                                 features)) { ... }
+
+#include "absl/strings/string_view.h"
+
+#include "server/core/objects.h"
+#include "server/preemption/priority.h"
+
+namespace kq::preemption {
+
+// Kueue's PreemptionPolicy values, as ClusterQueuePreemption spells them.
+inline constexpr char kPolicyNever[] = "Never";
+inline constexpr char kPolicyLowerPriority[] = "LowerPriority";
+inline constexpr char kPolicyLowerOrNewerEqualPriority[] =
+    "LowerOrNewerEqualPriority";
+inline constexpr char kPolicyAny[] = "Any";
+
+// Whether `policy` lets `preemptor` preempt `candidate`, comparing effective
+// priorities (EffectivePriority):
+//   Never: never; Any: always;
+//   LowerPriority: the candidate's priority is lower;
+//   LowerOrNewerEqualPriority: lower, or equal with the candidate strictly
+//     newer by kq::QueueOrderTimestamp() (Kueue's
+//     workload.Ordering.GetQueueOrderTimestamp).
+// Any other value is treated as Never, as Kueue does.
+bool SatisfiesPreemptionPolicy(const Workload& preemptor,
+                               const Workload& candidate,
+                               absl::string_view policy,
+                               const Features& features);
+
+}  // namespace kq::preemption
