@@ -8,6 +8,8 @@
 #include "absl/strings/str_join.h"
 
 #include "server/common/status_macros.h"
+#include "server/preemption/classical.h"
+#include "server/preemption/oracle.h"
 #include "server/scheduler/scheduler.h"
 
 namespace kq::admission {
@@ -50,6 +52,58 @@ void ResetActiveCondition(Workload& wl, const std::string& type,
   SetCondition(&wl.conditions,
                Condition{type, "False", reason,
                          absl::StrCat("Previously: ", prev->message), now});
+}
+
+// Kueue's buildCQPath: "/root/.../parent/cq", or "UNKNOWN" when the
+// ClusterQueue is gone.
+std::string ClusterQueuePath(const cache::Cache& cache,
+                             const std::string& name) {
+  const cache::ClusterQueueSnapshot* cq = cache.FindClusterQueue(name);
+  if (cq == nullptr) return "UNKNOWN";
+  std::vector<std::string> parts{name};
+  // A cohort cycle has no root; stop once a cohort repeats.
+  std::set<const cache::CohortSnapshot*> seen;
+  for (const cache::CohortSnapshot* c = cq->parent;
+       c != nullptr && seen.insert(c).second; c = c->parent) {
+    parts.push_back(c->name);
+  }
+  std::reverse(parts.begin(), parts.end());
+  return absl::StrCat("/", absl::StrJoin(parts, "/"));
+}
+
+// Kueue's HumanReadablePreemptionReasons.
+std::string HumanReadablePreemptionReason(const std::string& reason) {
+  if (reason == preemption::kReasonInClusterQueue) {
+    return "prioritization in the ClusterQueue";
+  }
+  if (reason == preemption::kReasonInCohortReclamation) {
+    return "reclamation within the cohort";
+  }
+  if (reason == preemption::kReasonInCohortFairSharing) {
+    return "Fair Sharing within the cohort";
+  }
+  if (reason == preemption::kReasonInCohortReclaimWhileBorrowing) {
+    return "reclamation within the cohort while borrowing";
+  }
+  return "UNKNOWN";
+}
+
+// Kueue's preemptionMessage: the Evicted and Preempted conditions' message
+// on a victim.
+std::string PreemptionMessage(const Workload& preemptor,
+                              const std::string& reason,
+                              const std::string& preemptor_path,
+                              const std::string& preemptee_path) {
+  auto job_uid = preemptor.meta.labels.find("kueue.x-k8s.io/job-uid");
+  return absl::StrCat(
+      "Preempted to accommodate a workload (UID: ",
+      preemptor.meta.uid.empty() ? "UNKNOWN" : preemptor.meta.uid, ", JobUID: ",
+      job_uid == preemptor.meta.labels.end() || job_uid->second.empty()
+          ? "UNKNOWN"
+          : job_uid->second,
+      ") due to ", HumanReadablePreemptionReason(reason),
+      "; preemptor path: ", preemptor_path,
+      "; preemptee path: ", preemptee_path);
 }
 
 bool HoldsQuota(const Workload& wl) {
@@ -459,9 +513,18 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
           {&workloads_.at(key), cq,
            bookmark == last_assignments_.end() ? nullptr : &bookmark->second});
     }
-    // One Kueue cycle over the heads.
+    // One Kueue cycle over the heads, with classical preemption over the
+    // workloads holding quota when the pass starts (Kueue's snapshot).
+    std::vector<const Workload*> holding_quota;
+    for (const auto& [key, wl] : workloads_) {
+      if (HoldsQuota(wl)) holding_quota.push_back(&wl);
+    }
+    preemption::ClassicalPreemptionOracle oracle(cache_,
+                                                 std::move(holding_quota), now);
+    context.oracle = &oracle;
     scheduler::CycleResult result =
         scheduler::Schedule(cache_, heads, context, now);
+    context.oracle = nullptr;
     bool progress = false;
     for (scheduler::EntryResult& entry : result.entries) {
       Workload& wl = *const_cast<Workload*>(entry.workload);
@@ -471,6 +534,12 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         ReserveQuota(wl, std::move(entry.admission), now);
         progress = true;
         continue;
+      }
+      if (entry.status == scheduler::EntryResult::Status::kPreempting) {
+        // Kueue's IssuePreemptions; kq completes each eviction at once, so
+        // the victim's quota is free for the preemptor's next pass.
+        progress |=
+            IssuePreemptions(wl, entry.cluster_queue, entry.victims, now);
       }
       bool pending_flavors = false;
       if (entry.last_assignment.has_value()) {
@@ -492,6 +561,8 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
           queue::Manager::RequeueReason::kGeneric;
       if (entry.namespace_mismatch) {
         reason = queue::Manager::RequeueReason::kNamespaceMismatch;
+      } else if (entry.status == scheduler::EntryResult::Status::kPreempting) {
+        reason = queue::Manager::RequeueReason::kPendingPreemption;
       } else if (entry.no_preemption_candidates) {
         reason = queue::Manager::RequeueReason::kPreemptionNoCandidates;
       } else if (entry.status == scheduler::EntryResult::Status::kNoFit) {
@@ -513,6 +584,33 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     }
   }
   return passes;
+}
+
+bool AdmissionState::IssuePreemptions(
+    const Workload& preemptor, const std::string& cluster_queue,
+    const std::vector<scheduler::PreemptionTarget>& victims, absl::Time now) {
+  const std::string preemptor_path = ClusterQueuePath(cache_, cluster_queue);
+  bool evicted_any = false;
+  for (const scheduler::PreemptionTarget& target : victims) {
+    auto it = workloads_.find(KeyOf(*target.workload));
+    // A victim released already (by an earlier entry of the same pass; the
+    // scheduler does not let targets overlap) must not be released twice.
+    if (it == workloads_.end() || !HoldsQuota(it->second)) continue;
+    Workload& victim = it->second;
+    const std::string message =
+        PreemptionMessage(preemptor, target.reason, preemptor_path,
+                          ClusterQueuePath(cache_, target.cluster_queue));
+    Evict(victim, "Preempted", message, now);
+    // Kueue's SetPreemptedCondition.
+    SetCondition(&victim.conditions,
+                 Condition{"Preempted", "True", target.reason, message, now});
+    CompleteEviction(victim, now);
+    // Requeued=True: back to its queue as a new pending workload.
+    last_assignments_.erase(it->first);
+    EnqueueOrBlock(victim, now);
+    evicted_any = true;
+  }
+  return evicted_any;
 }
 
 void AdmissionState::ReserveQuota(Workload& wl, Admission admission,

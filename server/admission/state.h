@@ -197,6 +197,15 @@ class AdmissionState {
   void EnqueueOrBlock(Workload& workload, absl::Time now);
   void ReserveQuota(Workload& workload, Admission admission, absl::Time now);
   void ReleaseQuota(const Workload& workload);
+  // Kueue's IssuePreemptions for `preemptor`, to be admitted to
+  // `cluster_queue`: each victim still holding quota gets Evicted=True
+  // (Preempted) and Preempted=True (the target's reason) with Kueue's
+  // message, then its eviction completes (Requeued=True, quota released)
+  // and it is queued again. Returns whether any victim was evicted.
+  bool IssuePreemptions(const Workload& preemptor,
+                        const std::string& cluster_queue,
+                        const std::vector<scheduler::PreemptionTarget>& victims,
+                        absl::Time now);
   void ApplyStopPolicies(absl::Time now);
   // Kueue's eviction: Evicted=True with `reason`; admission checks reset
   // to Pending. The quota is still held.

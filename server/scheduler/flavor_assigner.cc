@@ -492,6 +492,12 @@ PreemptionSimulation NoPreemptionOracle::SimulatePreemption(
           cache::FindHeightOfLowestSubtreeThatFits(cq, fr, quantity).first};
 }
 
+std::vector<PreemptionTarget> NoPreemptionOracle::GetTargets(
+    const cache::ClusterQueueSnapshot& /*cq*/, const Workload& /*workload*/,
+    const Assignment& /*assignment*/) const {
+  return {};
+}
+
 int LastAssignment::NextFlavorToTry(size_t pod_set,
                                     const std::string& resource) const {
   if (pod_set >= last_tried_flavor_idx.size()) return 0;

@@ -118,10 +118,28 @@ struct PreemptionSimulation {
   int borrowing_level = 0;
 };
 
+struct Assignment;
+
+// A workload to evict so that a preemptor fits (Kueue's preemption.Target).
+// Does not own the workload. Value type.
+struct PreemptionTarget {
+  const Workload* workload = nullptr;
+  // Why: the Preempted condition's reason (InClusterQueue,
+  // InCohortReclamation, InCohortReclaimWhileBorrowing, ...).
+  std::string reason;
+  // The ClusterQueue whose quota the workload holds.
+  std::string cluster_queue;
+  friend bool operator==(const PreemptionTarget&,
+                         const PreemptionTarget&) = default;
+};
+
 // Answers "could preemption make `quantity` of `fr` available to `workload`
-// in `cq`?" for the flavor assigner (Kueue's preemptionOracle interface).
-// Implementations must not change the quota tree as seen after the call.
-// Thread-compatible.
+// in `cq`?" for the flavor assigner (Kueue's preemptionOracle interface),
+// and finds the workloads to preempt for a whole assignment for the
+// scheduler (the Kueue Preemptor's GetTargets, which the oracle wraps).
+// The scheduler depends only on this interface; the classical search lives
+// in kq::preemption (ClassicalPreemptionOracle). Implementations must not
+// change the quota tree as seen after a call. Thread-compatible.
 class PreemptionOracle {
  public:
   virtual ~PreemptionOracle() = default;
@@ -129,6 +147,13 @@ class PreemptionOracle {
   virtual PreemptionSimulation SimulatePreemption(
       const cache::ClusterQueueSnapshot& cq, const Workload& workload,
       const cache::FlavorResource& fr, int64_t quantity) const = 0;
+
+  // Kueue's Preemptor.GetTargets: the workloads to evict so that
+  // `workload`, with the Preempt-mode `assignment` in `cq`, fits; empty
+  // when no set of candidates is enough.
+  virtual std::vector<PreemptionTarget> GetTargets(
+      const cache::ClusterQueueSnapshot& cq, const Workload& workload,
+      const Assignment& assignment) const = 0;
 };
 
 // The oracle for a scheduler that cannot preempt: never any candidates,
@@ -140,6 +165,10 @@ class NoPreemptionOracle final : public PreemptionOracle {
                                           const Workload& workload,
                                           const cache::FlavorResource& fr,
                                           int64_t quantity) const override;
+  // Always empty.
+  std::vector<PreemptionTarget> GetTargets(
+      const cache::ClusterQueueSnapshot& cq, const Workload& workload,
+      const Assignment& assignment) const override;
 };
 
 // The flavor-scan bookmark of a workload (Kueue's

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -12,15 +13,28 @@
 namespace kq::scheduler {
 namespace {
 
-// A nominated head with its assignment.
+// QuotaReserved=False reason of a head waiting for its victims to go.
+constexpr char kReasonWaitingForPreemptedWorkloads[] =
+    "WaitingForPreemptedWorkloads";
+
+// A nominated head with its assignment and, for a Preempt assignment, the
+// workloads to evict.
 struct Entry {
   const Head* head;
   cache::ClusterQueueSnapshot* cq;
   Assignment assignment;
+  std::vector<PreemptionTarget> targets;
 };
 
-// Capacity held by a Preempt entry without candidates until the end of the
-// pass.
+// Kueue's InitialAssignment result (getInitialAssignments).
+struct Nomination {
+  Assignment assignment;
+  std::vector<PreemptionTarget> targets;
+};
+
+// Capacity held until the end of the pass by a Preempt entry: without
+// candidates, what it would take up to its limits; with targets, its whole
+// usage.
 struct Reservation {
   cache::ClusterQueueSnapshot* cq;
   cache::FlavorResourceQuantities usage;
@@ -33,12 +47,11 @@ int64_t GenerationOf(const SchedulingContext& context,
   return it == context.cluster_queue_generations->end() ? 0 : it->second;
 }
 
-// Kueue's getInitialAssignments without preemption targets (kq has no
-// preemptor yet, so a Preempt assignment never has any): the full
-// assignment when it fits; otherwise, when some pod set may shrink, the
-// largest counts that fit (partial admission); otherwise the full
-// assignment as it is.
-Assignment InitialAssignment(const Workload& wl,
+// Kueue's getInitialAssignments: the full assignment when it fits, or when
+// it needs preemption and the oracle finds targets; otherwise, when some pod
+// set may shrink, the largest counts that fit or have targets (partial
+// admission); otherwise the full assignment as it is, without targets.
+Nomination InitialAssignment(const Workload& wl,
                              const cache::ClusterQueueSnapshot& cq,
                              const SchedulingContext& context,
                              const PreemptionOracle& oracle,
@@ -48,24 +61,57 @@ Assignment InitialAssignment(const Workload& wl,
   options.cluster_queue_generation = GenerationOf(context, cq.name());
   FlavorAssigner assigner(wl, cq, *context.flavors, oracle, last, options);
   Assignment full = assigner.Assign();
-  if (full.RepresentativeMode() == AssignmentMode::kFit) return full;
-  // A Preempt assignment would be returned here with the preemptor's
-  // targets when it finds some.
+  const AssignmentMode mode = full.RepresentativeMode();
+  if (mode == AssignmentMode::kFit) return {std::move(full), {}};
+  if (mode == AssignmentMode::kPreempt) {
+    std::vector<PreemptionTarget> targets = oracle.GetTargets(cq, wl, full);
+    if (!targets.empty()) return {std::move(full), std::move(targets)};
+  }
   if (CanBePartiallyAdmitted(wl)) {
-    PodSetReducer<Assignment> reducer(
+    PodSetReducer<Nomination> reducer(
         wl.pod_sets,
-        [&](const std::vector<int32_t>& counts) -> std::optional<Assignment> {
+        [&](const std::vector<int32_t>& counts) -> std::optional<Nomination> {
           Assignment partial = assigner.Assign(counts);
-          if (partial.RepresentativeMode() != AssignmentMode::kFit) {
-            return std::nullopt;
+          const AssignmentMode partial_mode = partial.RepresentativeMode();
+          if (partial_mode == AssignmentMode::kFit) {
+            return Nomination{std::move(partial), {}};
           }
-          return partial;
+          if (partial_mode == AssignmentMode::kPreempt) {
+            std::vector<PreemptionTarget> targets =
+                oracle.GetTargets(cq, wl, partial);
+            if (!targets.empty()) {
+              return Nomination{std::move(partial), std::move(targets)};
+            }
+          }
+          return std::nullopt;
         });
-    if (std::optional<Assignment> partial = reducer.Search()) {
+    if (std::optional<Nomination> partial = reducer.Search()) {
       return *std::move(partial);
     }
   }
-  return full;
+  return {std::move(full), {}};
+}
+
+// Kueue's fits(): whether `usage` fits in `cq` once every workload in
+// `removed` (the targets of this pass so far plus the entry's own) no
+// longer holds its quota. The removal is simulated and undone.
+bool FitsAfterRemoval(cache::Cache& cache, cache::ClusterQueueSnapshot& cq,
+                      const cache::FlavorResourceQuantities& usage,
+                      const std::set<const Workload*>& removed) {
+  std::vector<
+      std::pair<cache::ClusterQueueSnapshot*, cache::FlavorResourceQuantities>>
+      undo;
+  for (const Workload* wl : removed) {
+    if (!wl->admission.has_value()) continue;
+    cache::ClusterQueueSnapshot* holder =
+        cache.FindClusterQueue(wl->admission->cluster_queue);
+    if (holder == nullptr) continue;
+    undo.emplace_back(holder, cache::UsageOf(*wl->admission));
+    holder->RemoveUsage(undo.back().second);
+  }
+  const bool fits = cq.Fits(usage);
+  for (auto& [holder, removed_usage] : undo) holder->AddUsage(removed_usage);
+  return fits;
 }
 
 // Kueue's quotaResourcesToReserve for a Preempt assignment: what it would
@@ -178,8 +224,9 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                                  context.scheduling_cycle)) {
         last = nullptr;
       }
-      entries.push_back(
-          Entry{&head, cq, InitialAssignment(wl, *cq, context, oracle, last)});
+      Nomination nomination = InitialAssignment(wl, *cq, context, oracle, last);
+      entries.push_back(Entry{&head, cq, std::move(nomination.assignment),
+                              std::move(nomination.targets)});
       continue;
     }
     if (head.last_assignment != nullptr) {
@@ -197,7 +244,10 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
   });
 
   // 3. Process each entry against the cache as earlier entries left it.
+  //    `preempted` are the targets of the entries that preempt in this pass
+  //    (Kueue's preemptedWorkloads).
   std::vector<Reservation> reservations;
+  std::set<const Workload*> preempted;
   for (Entry& entry : entries) {
     const Assignment& assignment = entry.assignment;
     EntryResult r{entry.head->workload, entry.head->cluster_queue};
@@ -206,12 +256,20 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
     // Skipped entries keep their bookmark too (Kueue's
     // FlavorFungibilityPreserveScanProgress).
     r.last_assignment = assignment.last_state;
+    // The workloads whose quota counts as free for this entry: the targets
+    // of earlier entries of the pass and its own.
+    bool overlaps = false;
+    std::set<const Workload*> removed = preempted;
+    for (const PreemptionTarget& t : entry.targets) {
+      overlaps = overlaps || preempted.count(t.workload) > 0;
+      removed.insert(t.workload);
+    }
     if (r.mode == AssignmentMode::kNoFit) {
       // 3a. No flavor can take it.
       r.status = EntryResult::Status::kNoFit;
       r.reason = assignment.no_fit_reason;
       r.message = assignment.Message();
-    } else if (r.mode == AssignmentMode::kPreempt) {
+    } else if (r.mode == AssignmentMode::kPreempt && entry.targets.empty()) {
       // 3b. It needs preemption and there are no targets. Unless the
       //     ClusterQueue can always reclaim what it lends, hold the capacity
       //     it would take so that lower-ranked entries of the cohort cannot
@@ -227,13 +285,40 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
         entry.cq->AddUsage(reservation.usage);
         reservations.push_back(std::move(reservation));
       }
-    } else if (!entry.cq->Fits(assignment.usage)) {
-      // 3c. Earlier entries of this pass took the quota.
+    } else if (overlaps) {
+      // 3c. An earlier entry of this pass preempts some of the same
+      //     workloads: one preemption per victim per pass.
+      r.status = EntryResult::Status::kSkipped;
+      r.reason = kReasonWaitingForQuota;
+      r.message =
+          "Workload has overlapping preemption targets with another workload";
+    } else if (!FitsAfterRemoval(cache, *entry.cq, assignment.usage, removed)) {
+      // 3d. Earlier entries of this pass took the quota, counting the
+      //     quota their preemptions free.
       r.status = EntryResult::Status::kSkipped;
       r.reason = kReasonWaitingForQuota;
       r.message = "Workload no longer fits after processing another workload";
+    } else if (r.mode == AssignmentMode::kPreempt) {
+      // 3e. Preempt: the targets are the caller's to evict. The entry's
+      //     usage is held for the rest of the pass so later entries count
+      //     the quota the victims free as taken; the bookmark is dropped so
+      //     that the next pass reconsiders every flavor (Kueue's
+      //     markPreemptionOutcome).
+      for (const PreemptionTarget& t : entry.targets) {
+        preempted.insert(t.workload);
+      }
+      Reservation reservation{entry.cq, assignment.usage};
+      entry.cq->AddUsage(reservation.usage);
+      reservations.push_back(std::move(reservation));
+      r.status = EntryResult::Status::kPreempting;
+      r.reason = kReasonWaitingForPreemptedWorkloads;
+      r.message =
+          absl::StrCat(assignment.Message(), ". Pending the preemption of ",
+                       entry.targets.size(), " workload(s)");
+      r.victims = entry.targets;
+      r.last_assignment.reset();
     } else {
-      // 3d. Admit.
+      // 3f. Admit.
       entry.cq->AddUsage(assignment.usage);
       r.status = EntryResult::Status::kAdmitted;
       r.admission = assignment.ToAdmission(entry.head->cluster_queue);

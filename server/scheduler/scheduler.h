@@ -35,6 +35,7 @@ struct EntryResult {
     kNoFit,         // no flavor fits now
     kSkipped,       // fitted when nominated, not after earlier admissions
     kInadmissible,  // not evaluated: queue inactive, namespace mismatch, ...
+    kPreempting,    // preemption targets found; waits for them to go
   };
   const Workload* workload = nullptr;
   std::string cluster_queue;
@@ -53,6 +54,10 @@ struct EntryResult {
   // The assignment needed preemption and there was nothing to preempt
   // (Kueue's RequeueReasonPreemptionNoCandidates; status is kNoFit).
   bool no_preemption_candidates = false;
+  // With kPreempting: the workloads to evict (Kueue's IssuePreemptions
+  // targets), in the order the search chose them. The caller evicts them;
+  // the head is requeued with Kueue's RequeueReasonPendingPreemption.
+  std::vector<PreemptionTarget> victims;
   // The flavor assignment's mode, for heads that were nominated.
   AssignmentMode mode = AssignmentMode::kNoFit;
   // Its borrowing level (0: within the ClusterQueue's nominal quota).
@@ -94,11 +99,16 @@ struct SchedulingContext {
 // the full workload does not fit), orders the entries as Kueue's classical
 // iterator (borrowing level, then priority, then queue-order time), then
 // processes them in order: NoFit is reported; Preempt without preemption
-// targets (always, until kq preempts) is reported as WaitingForQuota and,
-// unless the ClusterQueue's reclaimWithinCohort is Any, holds the capacity
-// it would take for the rest of the pass; a Fit that still fits is
-// admitted, adding its usage to `cache` so later entries see it. Capacity
-// held for the pass is released from `cache` before returning.
+// targets is reported as WaitingForQuota and, unless the ClusterQueue's
+// reclaimWithinCohort is Any, holds the capacity it would take for the
+// rest of the pass; Preempt with targets that overlap those of an earlier
+// entry of the pass is skipped; an entry (Preempt or Fit) that does not fit
+// once every target chosen so far in the pass is removed is skipped; a
+// Preempt that fits returns its targets (kPreempting, QuotaReserved=False
+// WaitingForPreemptedWorkloads) and holds its usage for the rest of the
+// pass; a Fit that fits is admitted, adding its usage to `cache` so later
+// entries see it. Capacity held for the pass is released from `cache`
+// before returning; nothing is evicted here.
 // Thread-compatible.
 CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                      const SchedulingContext& context, absl::Time now);

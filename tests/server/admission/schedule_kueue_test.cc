@@ -22,27 +22,6 @@
 //   error during admission
 //       injects a failure of the workload status patch; kq's admission
 //       state applies admissions in memory and cannot fail there.
-//   preempt workloads in ClusterQueue and cohort
-//   multiple CQs need preemption
-//   partial admission single variable pod set, preempt first
-//   partial admission single variable pod set, preempt with partial
-//       admission
-//   minimal preemptions when target queue is exhausted
-//   multiple preemptions without borrowing
-//   multiple preemptions preemption possible after earlier workload fits
-//   multiple preemptions skip preemption when shared limited resource
-//   prefer reclamation over cq priority based preemption
-//   prefer first preemption flavor when second flavor requires both
-//       reclaim and cq priority preemption
-//   prefer first preemption flavor when second flavor also requires cq
-//       preemption
-//   workload requiring reclaimation prioritized over wl in another full cq
-//   preempt when workload requests zero of a resource not defined in
-//       ClusterQueue
-//   PreemptionOverBorrowing preference: preempt in first flavor instead of
-//       borrowing in second
-//       all need preemption victims (Evicted/Preempted conditions, "Pending
-//       the preemption of N workload(s)"); kq does not preempt yet.
 //   partial admission disabled, multiple variable pod sets
 //       needs the PartialAdmission feature gate off; kq always has it on
 //       (Kueue's default).
@@ -61,18 +40,29 @@
 //       need preemption gates (MultiKueueOrchestratedPreemption), which kq
 //       workloads do not have.
 //
+// Every other TestSchedule case that issues preemptions is ported. They differ
+// from Kueue's in one respect: Kueue's victims keep their quota until their
+// job reconciler confirms the stop, while kq completes each eviction at
+// once (Requeued=True, quota released). So the victims are missing from
+// want_assignments, those with a LocalQueue are back in its heap
+// (want_left), and freeing the quota moves the cohort's inadmissible
+// workloads back to their heaps. The victims' Evicted and Preempted
+// conditions and the preemptor's "Pending the preemption of N workload(s)"
+// are Kueue's.
+//
 // Ported cases whose only preemption aspect is that the preemption oracle
-// finds no candidates run with kq's NoPreemptionOracle, which answers
-// exactly that. Two ported cases ("admit to second flavor when first needs
-// preemption; WhenCanPreempt: TryNextFlavor" and "BorrowingOverPreemption
-// preference: borrow in second flavor instead of preempting in first")
-// have a first flavor where Kueue's oracle finds a candidate; either way
-// the fitting second flavor is preferred, so the outcome is the same.
+// finds no candidates run, like every case, with kq's classical oracle
+// (ClassicalPreemptionOracle), which finds none there either. Two ported
+// cases ("admit to second flavor when first needs preemption;
+// WhenCanPreempt: TryNextFlavor" and "BorrowingOverPreemption preference:
+// borrow in second flavor instead of preempting in first") have a first
+// flavor where Kueue's oracle finds a candidate; either way the fitting
+// second flavor is preferred, so the outcome is the same.
 //
 // TestLastSchedulingContext cases not ported: "when the next flavor is
 // full, but can preempt on first" and "TryNextFlavor, but second flavor is
 // full and can preempt on first" (both issue preemptions in the first
-// cycle).
+// cycle; not ported yet now that kq preempts).
 //
 // TestEntryOrdering cases not ported: the PrioritySortingWithinCohort=false
 // variants (kq always sorts by priority), the requeuing timestamp
@@ -207,6 +197,125 @@ std::vector<Condition> ReservedWaitingForChecks(const std::string& cq) {
                     absl::StrCat("Quota reserved in ClusterQueue ", cq)},
           Condition{kConditionAdmitted, "False", "UnsatisfiedAdmissionChecks",
                     "The workload has not all checks ready"}};
+}
+
+// Kueue's preemptor fixture: UID wl-preemptor, JobUID job-preemptor.
+Workload Preemptor(Workload wl) {
+  wl.meta.uid = "wl-preemptor";
+  wl.meta.labels["kueue.x-k8s.io/job-uid"] = "job-preemptor";
+  return wl;
+}
+
+// The Evicted and Preempted conditions Kueue's IssuePreemptions writes on a
+// victim of the wl-preemptor fixture.
+std::vector<Condition> PreemptedBy(const std::string& reason,
+                                   const std::string& human_reason,
+                                   const std::string& preemptor_path,
+                                   const std::string& preemptee_path) {
+  const std::string message = absl::StrCat(
+      "Preempted to accommodate a workload (UID: wl-preemptor, JobUID: "
+      "job-preemptor) due to ",
+      human_reason, "; preemptor path: ", preemptor_path,
+      "; preemptee path: ", preemptee_path);
+  return {Condition{kConditionEvicted, "True", "Preempted", message},
+          Condition{"Preempted", "True", reason, message}};
+}
+
+// The "multiple preemptions ..." cases' ClusterQueues: other-alpha and
+// other-beta in cohort "other", 2 CPUs each, preempting lower priorities
+// within themselves (and, with `borrow_within_cohort`, while borrowing).
+std::vector<ConfigObject> OtherCohortObjects(bool borrow_within_cohort) {
+  std::vector<ConfigObject> objects;
+  for (const std::string name : {"other-alpha", "other-beta"}) {
+    ClusterQueueBuilder cq(name);
+    cq.Cohort("other").WithinClusterQueue("LowerPriority");
+    if (borrow_within_cohort) cq.BorrowWithinCohort("LowerPriority");
+    cq.ResourceGroup({"cpu"}).Quota("default", "cpu", "2");
+    objects.push_back(cq.Build());
+  }
+  objects.push_back(
+      LocalQueueBuilder("eng-alpha", "other", "other-alpha").Build());
+  objects.push_back(
+      LocalQueueBuilder("eng-beta", "other", "other-beta").Build());
+  return objects;
+}
+
+// A priority-0 workload of LocalQueue "other" holding 2 CPUs of flavor
+// default in `cq`.
+Workload OtherHolder(std::string name, std::string namespace_name,
+                     const std::string& cq) {
+  return Wl(std::move(name), std::move(namespace_name))
+      .Priority(0)
+      .Queue("other")
+      .Request("cpu", "2")
+      .ReserveQuota(AdmissionBuilder(cq).Assign("cpu", "default", "2").Build(),
+                    kNow)
+      .Build();
+}
+
+// The "prefer ... preemption" cases' ClusterQueues: other-alpha (10 GPUs
+// of on-demand and of spot; preempts lower priorities within itself and
+// reclaims from lower priorities) and other-beta (no GPUs; preempting the
+// same way only with `beta_preempts`) in cohort "other".
+std::vector<ConfigObject> GpuCohortObjects(bool beta_preempts) {
+  std::vector<ConfigObject> objects;
+  for (const auto& [name, gpus] :
+       std::vector<std::pair<std::string, std::string>>{{"other-alpha", "10"},
+                                                        {"other-beta", "0"}}) {
+    ClusterQueueBuilder cq(name);
+    cq.Cohort("other");
+    if (name == "other-alpha" || beta_preempts) {
+      cq.WithinClusterQueue("LowerPriority")
+          .ReclaimWithinCohort("LowerPriority");
+    }
+    cq.ResourceGroup({"gpu"})
+        .Quota("on-demand", "gpu", gpus)
+        .Quota("spot", "gpu", gpus);
+    objects.push_back(cq.Build());
+  }
+  objects.push_back(
+      LocalQueueBuilder("eng-alpha", "other", "other-alpha").Build());
+  objects.push_back(
+      LocalQueueBuilder("eng-beta", "other", "other-beta").Build());
+  return objects;
+}
+
+// A workload of LocalQueue "other" holding `gpus` GPUs of `flavor` in `cq`.
+Workload GpuHolder(std::string name, std::string namespace_name,
+                   const std::string& cq, const std::string& flavor,
+                   int32_t priority, const std::string& gpus) {
+  return Wl(std::move(name), std::move(namespace_name))
+      .Priority(priority)
+      .Queue("other")
+      .Request("gpu", gpus)
+      .ReserveQuota(AdmissionBuilder(cq).Assign("gpu", flavor, gpus).Build(),
+                    kNow)
+      .Build();
+}
+
+// The "partial admission single variable pod set, preempt ..." preemptor:
+// `count` pods of one GPU each, at least 10.
+Workload PartialPreemptor(int32_t count) {
+  Workload wl = Wl("new", "eng-beta")
+                    .Queue("main")
+                    .Priority(4)
+                    .PodSet("one", count)
+                    .MinCount(10)
+                    .Request("example.com/gpu", "1")
+                    .Build();
+  wl.meta.uid = "wl-new";
+  wl.meta.labels["kueue.x-k8s.io/job-uid"] = "job-new";
+  return wl;
+}
+
+// The conditions on the victim of PartialPreemptor in eng-beta.
+std::vector<Condition> PartialVictim() {
+  const std::string message =
+      "Preempted to accommodate a workload (UID: wl-new, JobUID: job-new) "
+      "due to prioritization in the ClusterQueue; preemptor path: "
+      "/eng/eng-beta; preemptee path: /eng/eng-beta";
+  return {Condition{kConditionEvicted, "True", "Preempted", message},
+          Condition{"Preempted", "True", "InClusterQueue", message}};
 }
 
 // Kueue's "Workload no longer fits after processing another workload".
@@ -1955,6 +2064,795 @@ std::vector<ScheduleCase> ScheduleCases() {
                         "(10)")}},
           },
   });
+
+  // ---- Preemption. Kueue's victims keep their quota until their job
+  // reconciler confirms the stop; kq completes each eviction at once, so
+  // the victims are left out of want_assignments (their quota is free)
+  // and, when their LocalQueue exists, are back in its heap.
+  cases.push_back({
+      .kueue_name = "preempt workloads in ClusterQueue and cohort",
+      .workloads =
+          {
+              Preemptor(Wl("preemptor", "eng-beta")
+                            .Queue("main")
+                            .Request("cpu", "20")
+                            .Build()),
+              Wl("use-all-spot", "eng-alpha")
+                  .Request("cpu", "100")
+                  .ReserveQuota(AdmissionBuilder("eng-alpha")
+                                    .Assign("cpu", "spot", "100")
+                                    .Build(),
+                                kNow)
+                  .Build(),
+              Wl("low-1", "eng-beta")
+                  .Priority(-1)
+                  .Request("cpu", "30")
+                  .ReserveQuota(AdmissionBuilder("eng-beta")
+                                    .Assign("cpu", "on-demand", "30")
+                                    .Build(),
+                                kNow)
+                  .Build(),
+              Wl("low-2", "eng-beta")
+                  .Priority(-2)
+                  .Request("cpu", "10")
+                  .ReserveQuota(AdmissionBuilder("eng-beta")
+                                    .Assign("cpu", "on-demand", "10")
+                                    .Build(),
+                                kNow)
+                  .Build(),
+              Wl("borrower", "eng-alpha")
+                  .Request("cpu", "60")
+                  .ReserveQuota(AdmissionBuilder("eng-alpha")
+                                    .Assign("cpu", "on-demand", "60")
+                                    .Build(),
+                                kNow)
+                  .Build(),
+          },
+      .want_assignments =
+          {
+              {"eng-alpha/use-all-spot", AdmissionBuilder("eng-alpha")
+                                             .Assign("cpu", "spot", "100")
+                                             .Build()},
+              {"eng-beta/low-1", AdmissionBuilder("eng-beta")
+                                     .Assign("cpu", "on-demand", "30")
+                                     .Build()},
+          },
+      .want_left = {{"eng-beta", {"eng-beta/preemptor"}}},
+      .want_conditions =
+          {
+              {"eng-alpha/borrower",
+               PreemptedBy("InCohortReclamation",
+                           "reclamation within the cohort", "/eng/eng-beta",
+                           "/eng/eng-alpha")},
+              {"eng-beta/low-2",
+               PreemptedBy("InClusterQueue",
+                           "prioritization in the ClusterQueue",
+                           "/eng/eng-beta", "/eng/eng-beta")},
+              {"eng-beta/preemptor",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "on-demand, 20 more needed, insufficient unused "
+                        "quota for cpu in flavor spot, 20 more needed. "
+                        "Pending the preemption of 2 workload(s)")}},
+          },
+  });
+
+  // Kueue also leaves "pending" parked inadmissible in other-alpha; kq
+  // frees use-all's quota in the same cycle, which moves the inadmissible
+  // workloads of the cohort back to their heaps (as Kueue does once the
+  // eviction completes).
+  cases.push_back({
+      .kueue_name = "multiple CQs need preemption",
+      .objects =
+          {
+              ClusterQueueBuilder("other-alpha")
+                  .Cohort("other")
+                  .ResourceGroup({"cpu"})
+                  .Quota("on-demand", "cpu", "50")
+                  .BorrowingLimit("50")
+                  .Build(),
+              ClusterQueueBuilder("other-beta")
+                  .Cohort("other")
+                  .ReclaimWithinCohort("Any")
+                  .WithinClusterQueue("LowerPriority")
+                  .ResourceGroup({"cpu"})
+                  .Quota("on-demand", "cpu", "50")
+                  .BorrowingLimit("10")
+                  .Build(),
+              LocalQueueBuilder("eng-alpha", "other", "other-alpha").Build(),
+              LocalQueueBuilder("eng-beta", "other", "other-beta").Build(),
+          },
+      .workloads =
+          {
+              Preemptor(Wl("preemptor", "eng-beta")
+                            .Priority(-1)
+                            .Queue("other")
+                            .Request("cpu", "1")
+                            .Build()),
+              Wl("pending", "eng-alpha")
+                  .Priority(1)
+                  .Queue("other")
+                  .Request("cpu", "1")
+                  .Build(),
+              Wl("use-all", "eng-alpha")
+                  .Request("cpu", "100")
+                  .ReserveQuota(AdmissionBuilder("other-alpha")
+                                    .Assign("cpu", "on-demand", "100")
+                                    .Build(),
+                                kNow)
+                  .Build(),
+          },
+      .want_left = {{"other-alpha", {"eng-alpha/pending"}},
+                    {"other-beta", {"eng-beta/preemptor"}}},
+      .want_conditions =
+          {
+              {"eng-alpha/pending",
+               {Pending("WaitingForQuota",
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "on-demand, 1 more needed")}},
+              {"eng-alpha/use-all",
+               PreemptedBy("InCohortReclamation",
+                           "reclamation within the cohort", "/other/other-beta",
+                           "/other/other-alpha")},
+              {"eng-beta/preemptor",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "on-demand, 1 more needed. Pending the preemption "
+                        "of 1 workload(s)")}},
+          },
+  });
+
+  // Two ClusterQueues of one cohort preempt in the same cycle, each within
+  // itself. The victims have a LocalQueue, so kq puts them back in their
+  // heaps next to the preemptors.
+  cases.push_back({
+      .kueue_name = "multiple preemptions without borrowing",
+      .objects = OtherCohortObjects(/*borrow_within_cohort=*/false),
+      .workloads =
+          {
+              OtherHolder("a1", "eng-alpha", "other-alpha"),
+              OtherHolder("b1", "eng-beta", "other-beta"),
+              Preemptor(Wl("preemptor", "eng-alpha")
+                            .Priority(100)
+                            .Queue("other")
+                            .Request("cpu", "2")
+                            .Build()),
+              Preemptor(Wl("preemptor", "eng-beta")
+                            .Priority(100)
+                            .Queue("other")
+                            .Request("cpu", "2")
+                            .Build()),
+          },
+      .want_left = {{"other-alpha", {"eng-alpha/a1", "eng-alpha/preemptor"}},
+                    {"other-beta", {"eng-beta/b1", "eng-beta/preemptor"}}},
+      .want_conditions =
+          {
+              {"eng-alpha/a1",
+               PreemptedBy("InClusterQueue",
+                           "prioritization in the ClusterQueue",
+                           "/other/other-alpha", "/other/other-alpha")},
+              {"eng-beta/b1",
+               PreemptedBy("InClusterQueue",
+                           "prioritization in the ClusterQueue",
+                           "/other/other-beta", "/other/other-beta")},
+              {"eng-alpha/preemptor",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed. Pending the preemption of "
+                        "1 workload(s)")}},
+              {"eng-beta/preemptor",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed. Pending the preemption of "
+                        "1 workload(s)")}},
+          },
+  });
+
+  // A Fit entry and a Preempt entry of one cohort in the same cycle: the
+  // fit is admitted first and the preemptor still fits once its victim
+  // goes.
+  {
+    std::vector<ConfigObject> objects;
+    for (const auto& [name, cpus] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"other-alpha", "1"}, {"other-beta", "2"}}) {
+      objects.push_back(ClusterQueueBuilder(name)
+                            .Cohort("other")
+                            .WithinClusterQueue("LowerPriority")
+                            .ResourceGroup({"cpu"})
+                            .Quota("default", "cpu", cpus)
+                            .Build());
+    }
+    objects.push_back(
+        LocalQueueBuilder("eng-alpha", "other", "other-alpha").Build());
+    objects.push_back(
+        LocalQueueBuilder("eng-beta", "other", "other-beta").Build());
+    cases.push_back({
+        .kueue_name =
+            "multiple preemptions preemption possible after earlier workload "
+            "fits",
+        .objects = std::move(objects),
+        .workloads =
+            {
+                OtherHolder("b1", "eng-beta", "other-beta"),
+                Wl("fit", "eng-alpha")
+                    .Priority(100)
+                    .Queue("other")
+                    .Request("cpu", "1")
+                    .Build(),
+                Preemptor(Wl("preemptor", "eng-beta")
+                              .Priority(99)
+                              .Queue("other")
+                              .Request("cpu", "2")
+                              .Build()),
+            },
+        .want_assignments =
+            {
+                {"eng-alpha/fit", AdmissionBuilder("other-alpha")
+                                      .Assign("cpu", "default", "1")
+                                      .Build()},
+            },
+        .want_left = {{"other-beta", {"eng-beta/b1", "eng-beta/preemptor"}}},
+        .want_conditions =
+            {
+                {"eng-alpha/fit", ReservedAndAdmitted("other-alpha")},
+                {"eng-beta/b1",
+                 PreemptedBy("InClusterQueue",
+                             "prioritization in the ClusterQueue",
+                             "/other/other-beta", "/other/other-beta")},
+                {"eng-beta/preemptor",
+                 {Pending("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "default, 1 more needed. Pending the preemption "
+                          "of 1 workload(s)")}},
+            },
+    });
+  }
+
+  // on-demand needs preemption within other-alpha, spot reclamation from
+  // other-beta; the oracle rates reclamation better, so spot is chosen.
+  {
+    cases.push_back({
+        .kueue_name = "prefer reclamation over cq priority based preemption",
+        .objects = GpuCohortObjects(/*beta_preempts=*/true),
+        .workloads =
+            {
+                GpuHolder("a1", "eng-alpha", "other-alpha", "on-demand", 50,
+                          "5"),
+                GpuHolder("b1", "eng-beta", "other-beta", "spot", 50, "5"),
+                Preemptor(Wl("preemptor", "eng-alpha")
+                              .Priority(100)
+                              .Queue("other")
+                              .Request("gpu", "6")
+                              .Build()),
+            },
+        .want_assignments =
+            {
+                {"eng-alpha/a1", AdmissionBuilder("other-alpha")
+                                     .Assign("gpu", "on-demand", "5")
+                                     .Build()},
+            },
+        .want_left = {{"other-alpha", {"eng-alpha/preemptor"}},
+                      {"other-beta", {"eng-beta/b1"}}},
+        .want_conditions =
+            {
+                {"eng-beta/b1",
+                 PreemptedBy("InCohortReclamation",
+                             "reclamation within the cohort",
+                             "/other/other-alpha", "/other/other-beta")},
+                {"eng-alpha/preemptor",
+                 {Pending("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for gpu in flavor "
+                          "on-demand, 1 more needed, insufficient unused "
+                          "quota for gpu in flavor spot, 1 more needed. "
+                          "Pending the preemption of 1 workload(s)")}},
+            },
+    });
+  }
+
+  // on-demand needs preemption within other-alpha; spot would need both
+  // that and reclamation, which is no better, so on-demand is kept.
+  cases.push_back({
+      .kueue_name =
+          "prefer first preemption flavor when second flavor requires both "
+          "reclaim and cq priority preemption",
+      .objects = GpuCohortObjects(/*beta_preempts=*/false),
+      .workloads =
+          {
+              GpuHolder("a1", "eng-alpha", "other-alpha", "on-demand", 50, "5"),
+              GpuHolder("a2", "eng-alpha", "other-alpha", "spot", 50, "5"),
+              GpuHolder("b1", "eng-beta", "other-beta", "spot", 50, "5"),
+              Preemptor(Wl("preemptor", "eng-alpha")
+                            .Priority(100)
+                            .Queue("other")
+                            .Request("gpu", "6")
+                            .Build()),
+          },
+      .want_assignments =
+          {
+              {"eng-alpha/a2", AdmissionBuilder("other-alpha")
+                                   .Assign("gpu", "spot", "5")
+                                   .Build()},
+              {"eng-beta/b1", AdmissionBuilder("other-beta")
+                                  .Assign("gpu", "spot", "5")
+                                  .Build()},
+          },
+      .want_left = {{"other-alpha", {"eng-alpha/a1", "eng-alpha/preemptor"}}},
+      .want_conditions =
+          {
+              {"eng-alpha/a1",
+               PreemptedBy("InClusterQueue",
+                           "prioritization in the ClusterQueue",
+                           "/other/other-alpha", "/other/other-alpha")},
+              {"eng-alpha/preemptor",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for gpu in flavor "
+                        "on-demand, 1 more needed, insufficient unused "
+                        "quota for gpu in flavor spot, 6 more needed. "
+                        "Pending the preemption of 1 workload(s)")}},
+          },
+  });
+
+  // Both flavors need preemption within other-alpha (b1 is too high
+  // priority to reclaim from), so the first is kept.
+  cases.push_back({
+      .kueue_name =
+          "prefer first preemption flavor when second flavor also requires cq "
+          "preemption",
+      .objects = GpuCohortObjects(/*beta_preempts=*/false),
+      .workloads =
+          {
+              GpuHolder("a1", "eng-alpha", "other-alpha", "on-demand", 50, "6"),
+              GpuHolder("a2", "eng-alpha", "other-alpha", "spot", 50, "5"),
+              GpuHolder("b1", "eng-beta", "other-beta", "spot", 9001, "5"),
+              Preemptor(Wl("preemptor", "eng-alpha")
+                            .Priority(100)
+                            .Queue("other")
+                            .Request("gpu", "5")
+                            .Build()),
+          },
+      .want_assignments =
+          {
+              {"eng-alpha/a2", AdmissionBuilder("other-alpha")
+                                   .Assign("gpu", "spot", "5")
+                                   .Build()},
+              {"eng-beta/b1", AdmissionBuilder("other-beta")
+                                  .Assign("gpu", "spot", "5")
+                                  .Build()},
+          },
+      .want_left = {{"other-alpha", {"eng-alpha/a1", "eng-alpha/preemptor"}}},
+      .want_conditions =
+          {
+              {"eng-alpha/a1",
+               PreemptedBy("InClusterQueue",
+                           "prioritization in the ClusterQueue",
+                           "/other/other-alpha", "/other/other-alpha")},
+              {"eng-alpha/preemptor",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for gpu in flavor "
+                        "on-demand, 1 more needed, insufficient unused "
+                        "quota for gpu in flavor spot, 5 more needed. "
+                        "Pending the preemption of 1 workload(s)")}},
+          },
+  });
+
+  // WL2 (within CQ2's nominal quota, reclaimWithinCohort Any) is processed
+  // before the older WL1 of CQ1, which needs to borrow, and reclaims from
+  // CQ3's borrower of lowest priority. Freeing that quota at once moves
+  // WL1 back to CQ1's heap in kq (Kueue: inadmissible until the eviction
+  // completes).
+  {
+    Workload wl2 = Wl("WL2", "eng-beta")
+                       .Created(kNow + absl::Seconds(1))
+                       .Queue("lq")
+                       .Request("gpu", "10")
+                       .Build();
+    wl2.meta.uid = "wl-WL2";
+    wl2.meta.labels["kueue.x-k8s.io/job-uid"] = "job-WL2";
+    auto holder = [](std::string name, std::string ns, const std::string& cq,
+                     int32_t priority) {
+      return Wl(std::move(name), std::move(ns))
+          .Priority(priority)
+          .Queue("lq")
+          .Request("gpu", "5")
+          .ReserveQuota(
+              AdmissionBuilder(cq).Assign("gpu", "on-demand", "5").Build(),
+              kNow)
+          .Build();
+    };
+    const std::string message =
+        "Preempted to accommodate a workload (UID: wl-WL2, JobUID: job-WL2) "
+        "due to reclamation within the cohort; preemptor path: /other/CQ2; "
+        "preemptee path: /other/CQ3";
+    cases.push_back({
+        .kueue_name =
+            "workload requiring reclaimation prioritized over wl in another "
+            "full cq",
+        .objects =
+            {
+                ClusterQueueBuilder("CQ1")
+                    .Cohort("other")
+                    .ResourceGroup({"gpu"})
+                    .Quota("on-demand", "gpu", "10")
+                    .Build(),
+                ClusterQueueBuilder("CQ2")
+                    .Cohort("other")
+                    .ReclaimWithinCohort("Any")
+                    .ResourceGroup({"gpu"})
+                    .Quota("on-demand", "gpu", "10")
+                    .Build(),
+                ClusterQueueBuilder("CQ3")
+                    .Cohort("other")
+                    .ResourceGroup({"gpu"})
+                    .Quota("on-demand", "gpu", "0")
+                    .Build(),
+                LocalQueueBuilder("eng-alpha", "lq", "CQ1").Build(),
+                LocalQueueBuilder("eng-beta", "lq", "CQ2").Build(),
+                LocalQueueBuilder("eng-gamma", "lq", "CQ3").Build(),
+            },
+        .workloads =
+            {
+                holder("Admitted-Workload-1", "eng-alpha", "CQ1", 0),
+                Wl("WL1", "eng-alpha")
+                    .Created(kNow)
+                    .Queue("lq")
+                    .Request("gpu", "10")
+                    .Build(),
+                wl2,
+                holder("Admitted-Workload-2", "eng-gamma", "CQ3", 0),
+                holder("Admitted-Workload-3", "eng-gamma", "CQ3", 1),
+            },
+        .want_assignments =
+            {
+                {"eng-alpha/Admitted-Workload-1",
+                 AdmissionBuilder("CQ1")
+                     .Assign("gpu", "on-demand", "5")
+                     .Build()},
+                {"eng-gamma/Admitted-Workload-3",
+                 AdmissionBuilder("CQ3")
+                     .Assign("gpu", "on-demand", "5")
+                     .Build()},
+            },
+        .want_left = {{"CQ1", {"eng-alpha/WL1"}},
+                      {"CQ2", {"eng-beta/WL2"}},
+                      {"CQ3", {"eng-gamma/Admitted-Workload-2"}}},
+        .want_conditions =
+            {
+                {"eng-alpha/WL1",
+                 {Pending("WaitingForQuota",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for gpu in flavor "
+                          "on-demand, 5 more needed")}},
+                {"eng-beta/WL2",
+                 {Pending("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for gpu in flavor "
+                          "on-demand, 5 more needed. Pending the preemption "
+                          "of 1 workload(s)")}},
+                {"eng-gamma/Admitted-Workload-2",
+                 {Condition{kConditionEvicted, "True", "Preempted", message},
+                  Condition{"Preempted", "True", "InCohortReclamation",
+                            message}}},
+            },
+    });
+  }
+
+  // A zero request of a resource the ClusterQueue does not cover does not
+  // stop preemption.
+  cases.push_back({
+      .kueue_name =
+          "preempt when workload requests zero of a resource not defined in "
+          "ClusterQueue",
+      .objects =
+          {
+              ClusterQueueBuilder("preempt-zero-gpu-cq")
+                  .WithinClusterQueue("LowerPriority")
+                  .ResourceGroup({"cpu"})
+                  .Quota("default", "cpu", "4")
+                  .Build(),
+              LocalQueueBuilder("sales", "preempt-zero-gpu-lq",
+                                "preempt-zero-gpu-cq")
+                  .Build(),
+          },
+      .workloads =
+          {
+              Preemptor(Wl("preemptor", "sales")
+                            .Queue("preempt-zero-gpu-lq")
+                            .Request("cpu", "2")
+                            .Request("example.com/gpu", "0")
+                            .Build()),
+              Wl("low-priority", "sales")
+                  .Priority(-1)
+                  .Queue("preempt-zero-gpu-lq")
+                  .Request("cpu", "4")
+                  .ReserveQuota(AdmissionBuilder("preempt-zero-gpu-cq")
+                                    .Assign("cpu", "default", "4000m")
+                                    .Build(),
+                                kNow)
+                  .Build(),
+          },
+      .want_left = {{"preempt-zero-gpu-cq",
+                     {"sales/low-priority", "sales/preemptor"}}},
+      .want_conditions =
+          {
+              {"sales/low-priority",
+               PreemptedBy("InClusterQueue",
+                           "prioritization in the ClusterQueue",
+                           "/preempt-zero-gpu-cq", "/preempt-zero-gpu-cq")},
+              {"sales/preemptor",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed. Pending the preemption of "
+                        "1 workload(s)")}},
+          },
+  });
+
+  // Preempting in on-demand (no borrowing) is preferred over borrowing
+  // spot. low-pob is Admitted too, so its eviction also resets Admitted.
+  {
+    Workload high = Wl("high-pob", "default")
+                        .Queue("pob-queue")
+                        .Priority(0)
+                        .Request("cpu", "5")
+                        .Build();
+    high.meta.uid = "wl-high-pob";
+    high.meta.labels["kueue.x-k8s.io/job-uid"] = "job-high-pob";
+    const std::string message =
+        "Preempted to accommodate a workload (UID: wl-high-pob, JobUID: "
+        "job-high-pob) due to prioritization in the ClusterQueue; preemptor "
+        "path: /pob-cohort/pob-cq; preemptee path: /pob-cohort/pob-cq";
+    cases.push_back({
+        .kueue_name =
+            "PreemptionOverBorrowing preference: preempt in first flavor "
+            "instead of borrowing in second",
+        .objects = PreferenceObjects("pob", "PreemptionOverBorrowing"),
+        .workloads =
+            {
+                Wl("low-pob", "default")
+                    .Queue("pob-queue")
+                    .Priority(-1)
+                    .Request("cpu", "5")
+                    .Admitted(AdmissionBuilder("pob-cq")
+                                  .Assign("cpu", "on-demand", "5000m")
+                                  .Build(),
+                              kNow)
+                    .Build(),
+                high,
+            },
+        .want_left = {{"pob-cq", {"default/high-pob", "default/low-pob"}}},
+        .want_conditions =
+            {
+                {"default/high-pob",
+                 {Pending("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "on-demand, 5 more needed. Pending the preemption "
+                          "of 1 workload(s)")}},
+                {"default/low-pob",
+                 {Condition{kConditionEvicted, "True", "Preempted", message},
+                  Condition{"Preempted", "True", "InClusterQueue", message},
+                  Condition{kConditionAdmitted, "False", "NoReservation",
+                            "The workload has no reservation"}}},
+            },
+    });
+  }
+
+  // "new" (20 pods, at least 10) preempts "old" to run in full; with 30
+  // pods it cannot run in full (20 GPUs at most), so partial admission
+  // settles on 20 and preempts for that. "old" has no LocalQueue.
+  cases.push_back({
+      .kueue_name = "partial admission single variable pod set, preempt first",
+      .workloads =
+          {
+              PartialPreemptor(20),
+              Wl("old", "eng-beta")
+                  .Priority(-4)
+                  .PodSet("one", 10)
+                  .Request("example.com/gpu", "1")
+                  .ReserveQuota(AdmissionBuilder("eng-beta")
+                                    .PodSet("one", 10)
+                                    .Assign("example.com/gpu", "model-a", "10")
+                                    .Build(),
+                                kNow)
+                  .Build(),
+          },
+      .want_left = {{"eng-beta", {"eng-beta/new"}}},
+      .want_conditions =
+          {
+              {"eng-beta/new",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set one: "
+                        "insufficient unused quota for example.com/gpu in "
+                        "flavor model-a, 10 more needed. Pending the "
+                        "preemption of 1 workload(s)")}},
+              {"eng-beta/old", PartialVictim()},
+          },
+  });
+
+  cases.push_back({
+      .kueue_name = "partial admission single variable pod set, preempt with "
+                    "partial admission",
+      .workloads =
+          {
+              PartialPreemptor(30),
+              Wl("old", "eng-beta")
+                  .Priority(-4)
+                  .PodSet("one", 10)
+                  .Request("example.com/gpu", "1")
+                  .ReserveQuota(AdmissionBuilder("eng-beta")
+                                    .PodSet("one", 10)
+                                    .Assign("example.com/gpu", "model-a", "10")
+                                    .Build(),
+                                kNow)
+                  .Build(),
+          },
+      .want_left = {{"eng-beta", {"eng-beta/new"}}},
+      .want_conditions =
+          {
+              {"eng-beta/new",
+               {Pending("WaitingForPreemptedWorkloads",
+                        "couldn't assign flavors to pod set one: "
+                        "insufficient unused quota for example.com/gpu in "
+                        "flavor model-a, 10 more needed. Pending the "
+                        "preemption of 1 workload(s)")}},
+              {"eng-beta/old", PartialVictim()},
+          },
+  });
+
+  // Both preemptors need 3 of the cohort's 5 CPUs: only the first may
+  // preempt; the second no longer fits once the first holds its usage, so
+  // b1 is not preempted for nothing.
+  {
+    std::vector<ConfigObject> objects =
+        OtherCohortObjects(/*borrow_within_cohort=*/true);
+    objects.push_back(ClusterQueueBuilder("resource-bank")
+                          .Cohort("other")
+                          .ResourceGroup({"cpu"})
+                          .Quota("default", "cpu", "1")
+                          .Build());
+    cases.push_back({
+        .kueue_name =
+            "multiple preemptions skip preemption when shared limited "
+            "resource",
+        .objects = std::move(objects),
+        .workloads =
+            {
+                OtherHolder("a1", "eng-alpha", "other-alpha"),
+                OtherHolder("b1", "eng-beta", "other-beta"),
+                Preemptor(Wl("preemptor", "eng-alpha")
+                              .Priority(100)
+                              .Queue("other")
+                              .Request("cpu", "3")
+                              .Build()),
+                Wl("pretending-preemptor", "eng-beta")
+                    .Priority(99)
+                    .Queue("other")
+                    .Request("cpu", "3")
+                    .Build(),
+            },
+        .want_assignments =
+            {
+                {"eng-beta/b1", AdmissionBuilder("other-beta")
+                                    .Assign("cpu", "default", "2")
+                                    .Build()},
+            },
+        .want_left = {{"other-alpha", {"eng-alpha/a1", "eng-alpha/preemptor"}},
+                      {"other-beta", {"eng-beta/pretending-preemptor"}}},
+        .want_conditions =
+            {
+                {"eng-alpha/a1",
+                 PreemptedBy("InClusterQueue",
+                             "prioritization in the ClusterQueue",
+                             "/other/other-alpha", "/other/other-alpha")},
+                {"eng-alpha/preemptor",
+                 {Pending("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "default, 2 more needed. Pending the preemption "
+                          "of 1 workload(s)")}},
+                {"eng-beta/pretending-preemptor", {NoLongerFits()}},
+            },
+    });
+  }
+
+  // Of the three workloads of other-alpha only the two lowest-priority ones
+  // go; nothing is reclaimed from other-beta.
+  {
+    std::vector<ConfigObject> objects = {
+        ClusterQueueBuilder("other-alpha")
+            .Cohort("other")
+            .ReclaimWithinCohort("Any")
+            .WithinClusterQueue("LowerPriority")
+            .ResourceGroup({"cpu"})
+            .Quota("on-demand", "cpu", "2")
+            .Build(),
+        ClusterQueueBuilder("other-beta")
+            .Cohort("other")
+            .ResourceGroup({"cpu"})
+            .Quota("on-demand", "cpu", "2")
+            .Build(),
+        ClusterQueueBuilder("other-gamma")
+            .Cohort("other")
+            .ResourceGroup({"cpu"})
+            .Quota("on-demand", "cpu", "2")
+            .Build(),
+        LocalQueueBuilder("eng-alpha", "other", "other-alpha").Build(),
+        LocalQueueBuilder("eng-beta", "other", "other-beta").Build(),
+        LocalQueueBuilder("eng-gamma", "other", "other-gamma").Build(),
+    };
+    auto holder = [](std::string name, std::string ns, const std::string& cq,
+                     int32_t priority) {
+      return Wl(std::move(name), std::move(ns))
+          .Priority(priority)
+          .Queue("other")
+          .Request("cpu", "1")
+          .ReserveQuota(
+              AdmissionBuilder(cq).Assign("cpu", "on-demand", "1").Build(),
+              kNow)
+          .Build();
+    };
+    auto one_cpu = [](const std::string& cq) {
+      return AdmissionBuilder(cq).Assign("cpu", "on-demand", "1").Build();
+    };
+    Workload incoming = Wl("incoming", "eng-alpha")
+                            .Priority(0)
+                            .Queue("other")
+                            .Request("cpu", "2")
+                            .Build();
+    incoming.meta.uid = "wl-incoming";
+    incoming.meta.labels["kueue.x-k8s.io/job-uid"] = "job-incoming";
+    const std::string message =
+        "Preempted to accommodate a workload (UID: wl-incoming, JobUID: "
+        "job-incoming) due to prioritization in the ClusterQueue; preemptor "
+        "path: /other/other-alpha; preemptee path: /other/other-alpha";
+    const std::vector<Condition> preempted = {
+        Condition{kConditionEvicted, "True", "Preempted", message},
+        Condition{"Preempted", "True", "InClusterQueue", message}};
+    cases.push_back({
+        .kueue_name = "minimal preemptions when target queue is exhausted",
+        .objects = std::move(objects),
+        .workloads =
+            {
+                holder("a1", "eng-alpha", "other-alpha", -2),
+                holder("a2", "eng-alpha", "other-alpha", -2),
+                holder("a3", "eng-alpha", "other-alpha", -1),
+                holder("b1", "eng-beta", "other-beta", 0),
+                holder("b2", "eng-beta", "other-beta", 0),
+                holder("b3", "eng-beta", "other-beta", 0),
+                incoming,
+            },
+        .want_assignments =
+            {
+                {"eng-alpha/a3", one_cpu("other-alpha")},
+                {"eng-beta/b1", one_cpu("other-beta")},
+                {"eng-beta/b2", one_cpu("other-beta")},
+                {"eng-beta/b3", one_cpu("other-beta")},
+            },
+        .want_left = {{"other-alpha",
+                       {"eng-alpha/a1", "eng-alpha/a2", "eng-alpha/incoming"}}},
+        .want_conditions =
+            {
+                {"eng-alpha/a1", preempted},
+                {"eng-alpha/a2", preempted},
+                {"eng-alpha/incoming",
+                 {Pending("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "on-demand, 2 more needed. Pending the preemption "
+                          "of 2 workload(s)")}},
+            },
+    });
+  }
 
   return cases;
 }

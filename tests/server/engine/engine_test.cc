@@ -4,7 +4,9 @@
 #include "server/engine/engine.h"
 
 #include <memory>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -70,10 +72,12 @@ class EngineTest : public ::testing::Test {
   // The seed's shape: gpu-a100 first, default-cpu as fallback.
   void ApplySeed(bool namespace_selector = true,
                  StopPolicy cq_stop = StopPolicy::kNone,
-                 StopPolicy lq_stop = StopPolicy::kNone) {
+                 StopPolicy lq_stop = StopPolicy::kNone,
+                 const std::string& within_cluster_queue = "Never") {
     ClusterQueueBuilder cq("ai-training-queue");
     if (!namespace_selector) cq.NoNamespaceSelector();
     cq.StopPolicy(cq_stop);
+    cq.WithinClusterQueue(within_cluster_queue);
     cq.ResourceGroup({"cpu", "memory", "nvidia.com/gpu"})
         .Flavor("gpu-a100")
         .Quota("nvidia.com/gpu", "16")
@@ -214,6 +218,71 @@ TEST_F(EngineTest, PriorityOrdersPendingWorkloads) {
   ASSERT_OK_AND_ASSIGN(WorkloadView low,
                        engine_->GetWorkload({"team-ml", "low"}));
   EXPECT_EQ(StateOf(low.workload), WorkloadState::kPending);
+}
+
+TEST_F(EngineTest, HigherPriorityPreemptsWithinClusterQueueAndIsAdmitted) {
+  ApplySeed(true, StopPolicy::kNone, StopPolicy::kNone, "LowerPriority");
+  ASSERT_OK_AND_ASSIGN(WorkloadView low, engine_->Submit(Job("low", 16)));
+  ASSERT_EQ(StateOf(low.workload), WorkloadState::kAdmitted);
+  Workload high = Job("high", 16);
+  high.priority_class_name = "production-training";
+  ASSERT_OK_AND_ASSIGN(WorkloadView h, engine_->Submit(high));
+
+  // The preemptor takes the GPUs the victim held.
+  EXPECT_EQ(StateOf(h.workload), WorkloadState::kAdmitted);
+  ASSERT_TRUE(h.workload.admission.has_value());
+  EXPECT_EQ(
+      h.workload.admission->pod_set_assignments[0].flavors.at("nvidia.com/gpu"),
+      "gpu-a100");
+  EXPECT_EQ(FindCondition(h.workload.conditions, "Preempted"), nullptr);
+
+  // The victim: evicted by preemption, requeued, pending again.
+  ASSERT_OK_AND_ASSIGN(low, engine_->GetWorkload({"team-ml", "low"}));
+  EXPECT_EQ(StateOf(low.workload), WorkloadState::kPending);
+  EXPECT_FALSE(low.workload.admission.has_value());
+  const Condition* evicted = FindCondition(low.workload.conditions, "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->status, "True");
+  EXPECT_EQ(evicted->reason, "Preempted");
+  const std::string want_message = absl::StrCat(
+      "Preempted to accommodate a workload (UID: ", h.workload.meta.uid,
+      ", JobUID: UNKNOWN) due to prioritization in the ClusterQueue; "
+      "preemptor path: /ai-training-queue; preemptee path: "
+      "/ai-training-queue");
+  EXPECT_EQ(evicted->message, want_message);
+  const Condition* preempted =
+      FindCondition(low.workload.conditions, "Preempted");
+  ASSERT_NE(preempted, nullptr);
+  EXPECT_EQ(preempted->status, "True");
+  EXPECT_EQ(preempted->reason, "InClusterQueue");
+  EXPECT_EQ(preempted->message, want_message);
+  const Condition* requeued =
+      FindCondition(low.workload.conditions, "Requeued");
+  ASSERT_NE(requeued, nullptr);
+  EXPECT_EQ(requeued->status, "True");
+  EXPECT_EQ(requeued->reason, "Preempted");
+  EXPECT_EQ(QuotaReserved(low.workload)->status, "False");
+  EXPECT_EQ(low.position, 0);
+
+  // The quota was released exactly once: once the preemptor finishes, the
+  // victim fits again and nothing else does.
+  ASSERT_OK(engine_->Finish({"team-ml", "high"}, true, "").status());
+  ASSERT_OK_AND_ASSIGN(low, engine_->GetWorkload({"team-ml", "low"}));
+  EXPECT_EQ(StateOf(low.workload), WorkloadState::kAdmitted);
+  ASSERT_OK_AND_ASSIGN(WorkloadView extra, engine_->Submit(Job("extra", 1)));
+  EXPECT_EQ(StateOf(extra.workload), WorkloadState::kPending);
+}
+
+TEST_F(EngineTest, EqualPriorityDoesNotPreempt) {
+  ApplySeed(true, StopPolicy::kNone, StopPolicy::kNone, "LowerPriority");
+  ASSERT_OK(engine_->Submit(Job("first", 16)).status());
+  ASSERT_OK_AND_ASSIGN(WorkloadView second, engine_->Submit(Job("second", 16)));
+  EXPECT_EQ(StateOf(second.workload), WorkloadState::kPending);
+  EXPECT_EQ(QuotaReserved(second.workload)->reason, "WaitingForQuota");
+  ASSERT_OK_AND_ASSIGN(WorkloadView first,
+                       engine_->GetWorkload({"team-ml", "first"}));
+  EXPECT_EQ(StateOf(first.workload), WorkloadState::kAdmitted);
+  EXPECT_EQ(FindCondition(first.workload.conditions, "Evicted"), nullptr);
 }
 
 TEST_F(EngineTest, UnknownPriorityClassIsRefused) {

@@ -151,6 +151,12 @@ class TestOracle : public PreemptionOracle {
     if (it != results_.end()) return it->second;
     return {PreemptionPossibility::kPreempt, 0};
   }
+  // The flavor assigner never asks for targets.
+  std::vector<PreemptionTarget> GetTargets(
+      const cache::ClusterQueueSnapshot& cq, const Workload& workload,
+      const Assignment& assignment) const override {
+    return {};
+  }
 
  private:
   std::map<cache::FlavorResource, PreemptionSimulation> results_;

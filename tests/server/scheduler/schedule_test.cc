@@ -7,6 +7,7 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -795,6 +796,141 @@ TEST(ScheduleBookmarkTest, InadmissibleHeadKeepsItsBookmark) {
   ASSERT_EQ(result.entries.size(), 1u);
   EXPECT_EQ(result.entries[0].status, EntryResult::Status::kInadmissible);
   EXPECT_EQ(result.entries[0].last_assignment, last);
+}
+
+// A scripted oracle: every simulated preemption is possible in the
+// preemptor's own ClusterQueue, and the targets of each preemptor are
+// given by name. Schedule() is what is under test.
+class ScriptedOracle : public PreemptionOracle {
+ public:
+  explicit ScriptedOracle(
+      std::map<std::string, std::vector<PreemptionTarget>> targets)
+      : targets_(std::move(targets)) {}
+  PreemptionSimulation SimulatePreemption(const cache::ClusterQueueSnapshot& cq,
+                                          const Workload& workload,
+                                          const cache::FlavorResource& fr,
+                                          int64_t quantity) const override {
+    return {PreemptionPossibility::kPreempt, 0};
+  }
+  std::vector<PreemptionTarget> GetTargets(
+      const cache::ClusterQueueSnapshot& cq, const Workload& workload,
+      const Assignment& assignment) const override {
+    auto it = targets_.find(workload.meta.name);
+    return it == targets_.end() ? std::vector<PreemptionTarget>{} : it->second;
+  }
+
+ private:
+  std::map<std::string, std::vector<PreemptionTarget>> targets_;
+};
+
+// Two preemptors of one pass name the same victim: the first (higher
+// priority) preempts, the second is skipped (Kueue's overlapping-targets
+// rule); the capacity the first holds for the pass is released after it.
+TEST(SchedulePreemptionTest, OverlappingTargetsAreSkipped) {
+  std::map<std::string, ClusterQueue> cqs{{"cq1", SimpleCq("cq1", "2")},
+                                          {"cq2", SimpleCq("cq2", "2")}};
+  cqs["cq1"].cohort_name = "co";
+  cqs["cq2"].cohort_name = "co";
+  cache::Cache cache;
+  cache.Rebuild(cqs, {}, {"default"}, {});
+  std::map<std::string, ResourceFlavor> flavors{
+      {"default", ResourceFlavorBuilder("default").Build()}};
+  std::map<std::string, Namespace> namespaces;
+  const Workload victim =
+      WorkloadBuilder("victim")
+          .Request("cpu", "2")
+          .ReserveQuota(
+              AdmissionBuilder("cq1").Assign("cpu", "default", "2").Build(),
+              kNow)
+          .Build();
+  const Workload holder =
+      WorkloadBuilder("holder")
+          .Request("cpu", "2")
+          .ReserveQuota(
+              AdmissionBuilder("cq2").Assign("cpu", "default", "2").Build(),
+              kNow)
+          .Build();
+  cache.FindClusterQueue("cq1")->AddUsage(cache::UsageOf(*victim.admission));
+  cache.FindClusterQueue("cq2")->AddUsage(cache::UsageOf(*holder.admission));
+  const Workload first =
+      WorkloadBuilder("first").Priority(10).Request("cpu", "2").Build();
+  const Workload second =
+      WorkloadBuilder("second").Priority(5).Request("cpu", "2").Build();
+  const PreemptionTarget target{&victim, "InClusterQueue", "cq1"};
+  ScriptedOracle oracle({{"first", {target}}, {"second", {target}}});
+  SchedulingContext context{&flavors, &namespaces};
+  context.oracle = &oracle;
+
+  CycleResult result =
+      Schedule(cache, {{&second, "cq2", nullptr}, {&first, "cq1", nullptr}},
+               context, kNow);
+
+  ASSERT_EQ(result.entries.size(), 2u);
+  const EntryResult& got_first = result.entries[0];
+  EXPECT_EQ(got_first.workload, &first);
+  EXPECT_EQ(got_first.status, EntryResult::Status::kPreempting);
+  EXPECT_EQ(got_first.reason, "WaitingForPreemptedWorkloads");
+  EXPECT_EQ(got_first.message,
+            "couldn't assign flavors to pod set main: insufficient unused "
+            "quota for cpu in flavor default, 2 more needed. Pending the "
+            "preemption of 1 workload(s)");
+  EXPECT_EQ(got_first.victims, std::vector<PreemptionTarget>{target});
+  EXPECT_FALSE(got_first.last_assignment.has_value());
+  const EntryResult& got_second = result.entries[1];
+  EXPECT_EQ(got_second.workload, &second);
+  EXPECT_EQ(got_second.status, EntryResult::Status::kSkipped);
+  EXPECT_EQ(got_second.reason, kReasonWaitingForQuota);
+  EXPECT_EQ(got_second.message,
+            "Workload has overlapping preemption targets with another "
+            "workload");
+  EXPECT_TRUE(got_second.victims.empty());
+  // Nothing was evicted or admitted: the usage is what the holders hold.
+  const cache::FlavorResource cpu{"default", "cpu"};
+  const cache::ClusterQueueSnapshot& cq1 = *cache.FindClusterQueue("cq1");
+  EXPECT_EQ(cq1.node.Get(cq1.node.usage, cpu), 2'000);
+  EXPECT_EQ(cq1.parent->node.Get(cq1.parent->node.usage, cpu), 4'000);
+}
+
+// A preemptor whose targets would not free enough quota once the pass's
+// earlier admissions are counted is skipped, not preempting.
+TEST(SchedulePreemptionTest, PreemptorThatNoLongerFitsIsSkipped) {
+  std::map<std::string, ClusterQueue> cqs{{"cq", SimpleCq("cq", "4")}};
+  cache::Cache cache;
+  cache.Rebuild(cqs, {}, {"default"}, {});
+  std::map<std::string, ResourceFlavor> flavors{
+      {"default", ResourceFlavorBuilder("default").Build()}};
+  std::map<std::string, Namespace> namespaces;
+  const Workload victim =
+      WorkloadBuilder("victim")
+          .Request("cpu", "1")
+          .ReserveQuota(
+              AdmissionBuilder("cq").Assign("cpu", "default", "1").Build(),
+              kNow)
+          .Build();
+  cache.FindClusterQueue("cq")->AddUsage(cache::UsageOf(*victim.admission));
+  // 3 CPUs free: "small" fits and, with the higher priority, goes first;
+  // "big" needs 4 and names a 1-CPU victim, which is enough only before
+  // "small" takes 3.
+  const Workload small =
+      WorkloadBuilder("small").Priority(0).Request("cpu", "3").Build();
+  const Workload big =
+      WorkloadBuilder("big").Priority(-1).Request("cpu", "4").Build();
+  ScriptedOracle oracle({{"big", {{&victim, "InClusterQueue", "cq"}}}});
+  SchedulingContext context{&flavors, &namespaces};
+  context.oracle = &oracle;
+
+  CycleResult result = Schedule(
+      cache, {{&big, "cq", nullptr}, {&small, "cq", nullptr}}, context, kNow);
+
+  ASSERT_EQ(result.entries.size(), 2u);
+  EXPECT_EQ(result.entries[0].workload, &small);
+  EXPECT_EQ(result.entries[0].status, EntryResult::Status::kAdmitted);
+  EXPECT_EQ(result.entries[1].workload, &big);
+  EXPECT_EQ(result.entries[1].mode, AssignmentMode::kPreempt);
+  EXPECT_EQ(result.entries[1].status, EntryResult::Status::kSkipped);
+  EXPECT_EQ(result.entries[1].message,
+            "Workload no longer fits after processing another workload");
+  EXPECT_TRUE(result.entries[1].victims.empty());
 }
 
 }  // namespace

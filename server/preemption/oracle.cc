@@ -1,0 +1,84 @@
+#include "server/preemption/oracle.h"
+
+#include <utility>
+
+namespace kq::preemption {
+
+std::set<cache::FlavorResource> FlavorResourcesNeedPreemption(
+    const scheduler::Assignment& assignment) {
+  std::set<cache::FlavorResource> frs;
+  for (const scheduler::PodSetAssignmentResult& ps : assignment.pod_sets) {
+    for (const auto& [resource, flavor] : ps.flavors) {
+      if (flavor.mode == scheduler::AssignmentMode::kPreempt) {
+        frs.insert(cache::FlavorResource{flavor.name, resource});
+      }
+    }
+  }
+  return frs;
+}
+
+ClassicalPreemptionOracle::ClassicalPreemptionOracle(
+    cache::Cache& cache, std::vector<const Workload*> holding_quota,
+    absl::Time now, Features features)
+    : cache_(cache),
+      holding_quota_(std::move(holding_quota)),
+      now_(now),
+      features_(features) {}
+
+std::vector<Target> ClassicalPreemptionOracle::Search(
+    const std::string& cluster_queue, const Workload& workload,
+    cache::FlavorResourceQuantities requests,
+    std::set<cache::FlavorResource> frs) const {
+  Preemptor preemptor{.workload = &workload,
+                      .cluster_queue = cluster_queue,
+                      .requests = std::move(requests),
+                      .frs_need_preemption = std::move(frs)};
+  return ClassicalTargets(cache_, preemptor, holding_quota_, now_, features_);
+}
+
+scheduler::PreemptionSimulation ClassicalPreemptionOracle::SimulatePreemption(
+    const cache::ClusterQueueSnapshot& cq, const Workload& workload,
+    const cache::FlavorResource& fr, int64_t quantity) const {
+  std::vector<Target> targets =
+      Search(cq.name(), workload, {{fr, quantity}}, {fr});
+  if (targets.empty()) {
+    return {scheduler::PreemptionPossibility::kNoCandidates,
+            cache::FindHeightOfLowestSubtreeThatFits(cq, fr, quantity).first};
+  }
+  // The borrowing level once the targets are gone (Kueue's
+  // SimulateWorkloadUsageRemoval, reverted right after).
+  std::vector<
+      std::pair<cache::ClusterQueueSnapshot*, cache::FlavorResourceQuantities>>
+      removed;
+  for (const Target& target : targets) {
+    cache::ClusterQueueSnapshot* holder =
+        cache_.FindClusterQueue(target.cluster_queue);
+    if (holder == nullptr || !target.workload->admission.has_value()) continue;
+    removed.emplace_back(holder, cache::UsageOf(*target.workload->admission));
+    holder->RemoveUsage(removed.back().second);
+  }
+  const int borrowing =
+      cache::FindHeightOfLowestSubtreeThatFits(cq, fr, quantity).first;
+  for (auto& [holder, usage] : removed) holder->AddUsage(usage);
+
+  for (const Target& target : targets) {
+    if (target.cluster_queue == cq.name()) {
+      return {scheduler::PreemptionPossibility::kPreempt, borrowing};
+    }
+  }
+  return {scheduler::PreemptionPossibility::kReclaim, borrowing};
+}
+
+std::vector<scheduler::PreemptionTarget> ClassicalPreemptionOracle::GetTargets(
+    const cache::ClusterQueueSnapshot& cq, const Workload& workload,
+    const scheduler::Assignment& assignment) const {
+  std::vector<scheduler::PreemptionTarget> out;
+  for (Target& target : Search(cq.name(), workload, assignment.usage,
+                               FlavorResourcesNeedPreemption(assignment))) {
+    out.push_back({target.workload, std::move(target.reason),
+                   std::move(target.cluster_queue)});
+  }
+  return out;
+}
+
+}  // namespace kq::preemption

@@ -1,0 +1,74 @@
+#pragma once
+
+// Kueue's PreemptionOracle (pkg/scheduler/preemption/preemption_oracle.go)
+// and the classical half of its Preemptor.GetTargets, on top of
+// ClassicalTargets: the flavor assigner asks whether preemption could free
+// one flavor-resource, the scheduler asks for the workloads to evict for a
+// whole assignment. Fair-sharing preemption is not covered.
+//
+// Example:
+//   ClassicalPreemptionOracle oracle(cache, holding_quota, now, features);
+//   scheduler::SchedulingContext context{&flavors, &namespaces};
+//   context.oracle = &oracle;
+//   scheduler::Schedule(cache, heads, context, now);
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+#include "server/cache/cache.h"
+#include "server/core/objects.h"
+#include "server/preemption/classical.h"
+#include "server/preemption/priority.h"
+#include "server/scheduler/flavor_assigner.h"
+
+namespace kq::preemption {
+
+// Kueue's flavorResourcesNeedPreemption: the flavor-resources of
+// `assignment` whose mode is Preempt.
+std::set<cache::FlavorResource> FlavorResourcesNeedPreemption(
+    const scheduler::Assignment& assignment);
+
+// A PreemptionOracle that searches Kueue's classical way over the live
+// quota tree. Holds references to the cache and to the workloads holding
+// quota, which must outlive it; the cache is changed only during a call and
+// restored before it returns. Thread-compatible.
+class ClassicalPreemptionOracle final : public scheduler::PreemptionOracle {
+ public:
+  // `holding_quota` are the workloads whose usage `cache` holds (see
+  // ClassicalTargets); `now` and `features` are passed on to it.
+  ClassicalPreemptionOracle(cache::Cache& cache,
+                            std::vector<const Workload*> holding_quota,
+                            absl::Time now, Features features = {});
+
+  // Kueue's SimulatePreemption: searches targets for `quantity` of `fr`
+  // alone. Without targets: kNoCandidates and the borrowing level as the
+  // tree is. With targets: the borrowing level once they are removed, and
+  // kPreempt when one of them is in `cq`, kReclaim otherwise.
+  scheduler::PreemptionSimulation SimulatePreemption(
+      const cache::ClusterQueueSnapshot& cq, const Workload& workload,
+      const cache::FlavorResource& fr, int64_t quantity) const override;
+
+  // Kueue's GetTargets with classical preemption: ClassicalTargets for the
+  // assignment's whole usage, candidates restricted to users of its
+  // Preempt-mode flavor-resources.
+  std::vector<scheduler::PreemptionTarget> GetTargets(
+      const cache::ClusterQueueSnapshot& cq, const Workload& workload,
+      const scheduler::Assignment& assignment) const override;
+
+ private:
+  std::vector<Target> Search(const std::string& cluster_queue,
+                             const Workload& workload,
+                             cache::FlavorResourceQuantities requests,
+                             std::set<cache::FlavorResource> frs) const;
+
+  cache::Cache& cache_;
+  std::vector<const Workload*> holding_quota_;
+  absl::Time now_;
+  Features features_;
+};
+
+}  // namespace kq::preemption
