@@ -322,6 +322,7 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
   for (const auto& [name, cohort] : cohorts) {
     CohortSnapshot* node = cohort_node(name);
     node->node.quotas = QuotasOf(cohort.resource_groups);
+    node->fair_sharing_weight = cohort.fair_sharing_weight;
   }
   for (const auto& [name, cohort] : cohorts) {
     if (cohort.parent_name.empty()) continue;

@@ -140,6 +140,9 @@ class CohortSnapshot {
 
   std::string name;
   ResourceNode node;
+  // spec.fairSharing.weight of the Cohort object; absent for an implicit
+  // cohort (always a root, whose share is 0 whatever its weight).
+  std::optional<Quantity> fair_sharing_weight;
   CohortSnapshot* parent = nullptr;
   std::vector<CohortSnapshot*> child_cohorts;
   std::vector<ClusterQueueSnapshot*> child_cluster_queues;

@@ -12,10 +12,9 @@
 //
 // Not ported, and why:
 //   - TestDominantResourceShare, TestIsBorrowingOn,
-//     TestPreciseWeightedShareSerialized (fair_sharing_test.go): every
-//     expectation is a DRS value, dominant resource or borrowing flag of the
-//     DRS; fair sharing is a later issue. Lendable(), the DRS denominator,
-//     is tested below through TestCohortLendable.
+//     TestPreciseWeightedShareSerialized (fair_sharing_test.go): ported in
+//     fair_sharing_test.cc. Lendable(), the DRS denominator, is tested
+//     below through TestCohortLendable.
 //   - TestSnapshot cases about TAS, preemption policies, fair-sharing
 //     weights, resource flavors and workload infos: not quota arithmetic.
 //   - TestClusterQueueUsage's admitted ("used") resources and workload
