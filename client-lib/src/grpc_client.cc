@@ -158,6 +158,19 @@ class GrpcClient : public Client {
     return std::move(*response->mutable_workload());
   }
 
+  absl::StatusOr<v1::Workload> SetAdmissionCheckState(
+      const v1::SetAdmissionCheckStateRequest& request) override {
+    absl::StatusOr<v1::SetAdmissionCheckStateResponse> response =
+        Unary<v1::SetAdmissionCheckStateResponse>(
+            deadline_, request, [this](auto* context, auto& req, auto* resp) {
+              return admin_->SetAdmissionCheckState(context, req, resp);
+            });
+    if (!response.ok()) {
+      return response.status();
+    }
+    return std::move(*response->mutable_workload());
+  }
+
   absl::StatusOr<v1::Workload> FinishWorkload(
       const std::string& namespace_name, const std::string& name,
       bool succeeded, const std::string& message) override {

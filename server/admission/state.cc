@@ -494,6 +494,8 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
 
 int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   needs_scheduling_ = false;
+  // 0. Workloads whose admission check backoff is over join their queues.
+  RequeueBackedOff(now);
   int passes = 0;
   scheduler::SchedulingContext context{&flavors_, &namespaces_};
   context.cluster_queue_generations = &cluster_queue_generations_;
@@ -647,20 +649,29 @@ void AdmissionState::ReserveQuota(Workload& wl, Admission admission,
           AdmissionCheckState{rule.name, "Pending", now, ""});
     }
   }
-  // Kueue's SyncAdmittedCondition.
+  SyncAdmitted(wl, now);
+  MarkWorkload(KeyOf(wl), Change::kModified);
+}
+
+void AdmissionState::SyncAdmitted(Workload& wl, absl::Time now) {
+  if (!HoldsQuota(wl)) return;
   bool all_ready = true;
   for (const AdmissionCheckState& s : wl.admission_checks) {
     all_ready = all_ready && s.state == "Ready";
   }
-  cache::ClusterQueueSnapshot* snapshot = cache_.FindClusterQueue(cq_name);
+  const bool was_admitted = IsConditionTrue(wl.conditions, kConditionAdmitted);
+  const Condition* admitted = FindCondition(wl.conditions, kConditionAdmitted);
+  // A False condition from before the reservation (NoReservation) still
+  // needs the reason that names the checks.
+  if (admitted != nullptr && was_admitted == all_ready &&
+      admitted->reason ==
+          (all_ready ? "Admitted" : "UnsatisfiedAdmissionChecks")) {
+    return;
+  }
   if (all_ready) {
     SetCondition(&wl.conditions,
                  Condition{kConditionAdmitted, "True", "Admitted",
                            "The workload is admitted", now});
-    for (const auto& [fr, v] : cache::UsageOf(*wl.admission)) {
-      snapshot->admitted_usage[fr] =
-          SaturatingAdd(snapshot->admitted_usage[fr], v);
-    }
   } else {
     SetCondition(
         &wl.conditions,
@@ -668,6 +679,143 @@ void AdmissionState::ReserveQuota(Workload& wl, Admission admission,
                   "The workload has not all checks ready", now});
   }
   MarkWorkload(KeyOf(wl), Change::kModified);
+  cache::ClusterQueueSnapshot* snapshot =
+      cache_.FindClusterQueue(wl.admission->cluster_queue);
+  if (snapshot == nullptr || was_admitted == all_ready) return;
+  for (const auto& [fr, v] : cache::UsageOf(*wl.admission)) {
+    snapshot->admitted_usage[fr] =
+        all_ready ? SaturatingAdd(snapshot->admitted_usage[fr], v)
+                  : SaturatingSub(snapshot->admitted_usage[fr], v);
+  }
+}
+
+namespace {
+
+constexpr char kReasonAdmissionCheck[] = "AdmissionCheck";
+constexpr char kReasonDeactivatedByCheck[] = "DeactivatedDueToAdmissionCheck";
+
+// Kueue's buildAdmissionChecksMessage: the checks in `state`, sorted by
+// name, quoted, each with its message when it has one.
+std::string AdmissionChecksMessage(const Workload& wl,
+                                   const std::string& state) {
+  std::vector<const AdmissionCheckState*> checks;
+  for (const AdmissionCheckState& c : wl.admission_checks) {
+    if (c.state == state) checks.push_back(&c);
+  }
+  std::sort(checks.begin(), checks.end(),
+            [](const AdmissionCheckState* a, const AdmissionCheckState* b) {
+              return a->name < b->name;
+            });
+  std::vector<std::string> parts;
+  for (const AdmissionCheckState* c : checks) {
+    parts.push_back(c->message.empty()
+                        ? absl::StrCat("\"", c->name, "\"")
+                        : absl::StrCat("\"", c->name, "\" (", c->message, ")"));
+  }
+  return absl::StrCat(checks.size() > 1 ? "AdmissionChecks" : "AdmissionCheck",
+                      " in ", state, " state: ", absl::StrJoin(parts, "; "));
+}
+
+// Whether the workload waits out an admission check backoff.
+bool WaitsForCheckBackoff(const Workload& wl) {
+  const Condition* requeued = FindCondition(wl.conditions, kConditionRequeued);
+  return requeued != nullptr && requeued->status == "False" &&
+         requeued->reason == kReasonAdmissionCheck;
+}
+
+}  // namespace
+
+absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
+    const NamespacedName& key, const std::string& check,
+    const std::string& state, const std::string& message,
+    std::optional<int32_t> requeue_after_seconds, absl::Time now) {
+  if (state != "Pending" && state != "Ready" && state != "Retry" &&
+      state != "Rejected") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("admission check state \"", state,
+                     "\" is not one of Pending, Ready, Retry, Rejected"));
+  }
+  if (requeue_after_seconds.has_value() && *requeue_after_seconds < 0) {
+    return absl::InvalidArgumentError(
+        "requeue_after_seconds: must not be negative");
+  }
+  auto it = workloads_.find(key);
+  if (it == workloads_.end()) {
+    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+  }
+  Workload& wl = it->second;
+  AdmissionCheckState* target = nullptr;
+  for (AdmissionCheckState& c : wl.admission_checks) {
+    if (c.name == check) target = &c;
+  }
+  if (target == nullptr) {
+    return absl::NotFoundError(absl::StrCat(Describe(key),
+                                            " has no admission check \"", check,
+                                            "\" in status.admissionChecks"));
+  }
+  // Kueue's SetAdmissionCheckState: the transition time moves only with
+  // the state.
+  if (target->state != state) target->last_transition_time = now;
+  target->state = state;
+  target->message = message;
+  MarkWorkload(key, Change::kModified);
+
+  if (state == "Rejected") {
+    // Kueue's reconcileCheckBasedEviction sets the DeactivationTarget; the
+    // job is then deactivated and evicted with the check as the cause.
+    const std::string why = AdmissionChecksMessage(wl, "Rejected");
+    wl.active = false;
+    queues_.Remove(key);
+    last_assignments_.erase(key);
+    wl.requeue_at.reset();
+    Evict(wl, kReasonDeactivatedByCheck,
+          absl::StrCat("The workload is deactivated due to ", why), now);
+    CompleteEviction(wl, now);
+    return wl;
+  }
+  if (state == "Retry") {
+    if (IsConditionTrue(wl.conditions, kConditionEvicted)) return wl;
+    // Kueue's NeedsRequeueAtUpdate: the check's own retry time.
+    if (requeue_after_seconds.has_value()) {
+      wl.requeue_at =
+          target->last_transition_time + absl::Seconds(*requeue_after_seconds);
+    } else {
+      wl.requeue_at.reset();
+    }
+    Evict(wl, kReasonAdmissionCheck,
+          absl::StrCat("Evicted due to ", AdmissionChecksMessage(wl, "Retry")),
+          now);
+    CompleteEviction(wl, now);
+    last_assignments_.erase(key);
+    // RunPasses requeues it once the backoff is over.
+    needs_scheduling_ = true;
+    return wl;
+  }
+  SyncAdmitted(wl, now);
+  return wl;
+}
+
+std::optional<absl::Time> AdmissionState::NextWakeup() const {
+  std::optional<absl::Time> next;
+  for (const auto& [key, wl] : workloads_) {
+    if (!wl.active || !WaitsForCheckBackoff(wl)) continue;
+    absl::Time at = wl.requeue_at.value_or(absl::InfinitePast());
+    if (!next.has_value() || at < *next) next = at;
+  }
+  return next;
+}
+
+void AdmissionState::RequeueBackedOff(absl::Time now) {
+  for (auto& [key, wl] : workloads_) {
+    if (!wl.active || !WaitsForCheckBackoff(wl)) continue;
+    if (wl.requeue_at.has_value() && *wl.requeue_at > now) continue;
+    wl.requeue_at.reset();
+    SetCondition(&wl.conditions,
+                 Condition{kConditionRequeued, "True", "BackoffFinished",
+                           "The workload backoff was finished", now});
+    MarkWorkload(key, Change::kModified);
+    EnqueueOrBlock(wl, now);
+  }
 }
 
 void AdmissionState::ReleaseQuota(const Workload& wl) {

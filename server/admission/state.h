@@ -167,6 +167,30 @@ class AdmissionState {
                                           const std::string& message,
                                           absl::Time now);
 
+  // Records the state of admission check `check` of an unfinished workload
+  // as its admission check controller reports it (Kueue's
+  // SetAdmissionCheckState; `state` is Pending, Ready, Retry or Rejected),
+  // then reacts as Kueue's workload controller does:
+  //  - Ready/Pending: SyncAdmittedCondition (Admitted=True once every check
+  //    is Ready while quota is reserved, False again otherwise);
+  //  - Retry: check-based eviction (Evicted=True, reason AdmissionCheck),
+  //    quota released, Requeued=False until `requeue_at` (the check's
+  //    lastTransitionTime plus `requeue_after_seconds`, or at once) passes;
+  //    a workload already evicted is only recorded;
+  //  - Rejected: deactivation (spec.active=false, Evicted=True reason
+  //    DeactivatedDueToAdmissionCheck), quota released, never queued again.
+  // Returns the workload as changed. NotFound when the workload is not among
+  // workloads() or has no such check in status.admissionChecks;
+  // InvalidArgument for an unknown state or a negative requeue delay.
+  absl::StatusOr<Workload> SetAdmissionCheckState(
+      const NamespacedName& key, const std::string& check,
+      const std::string& state, const std::string& message,
+      std::optional<int32_t> requeue_after_seconds, absl::Time now);
+  // The earliest `requeue_at` of a workload waiting out an admission check
+  // backoff, or nullopt when none waits: a caller with a clock runs
+  // RunPasses() again once it passes.
+  std::optional<absl::Time> NextWakeup() const;
+
   // ---- Scheduling ------------------------------------------------------
   // Runs Kueue scheduling passes (at most one head per ClusterQueue each)
   // until a pass admits and parks nothing, or a limit is hit. Returns the
@@ -207,6 +231,13 @@ class AdmissionState {
                         const std::vector<scheduler::PreemptionTarget>& victims,
                         absl::Time now);
   void ApplyStopPolicies(absl::Time now);
+  // Kueue's SyncAdmittedCondition for a workload holding quota: Admitted
+  // follows whether every admission check is Ready, and the ClusterQueue's
+  // admitted usage follows Admitted.
+  void SyncAdmitted(Workload& workload, absl::Time now);
+  // Workloads evicted by an admission check whose backoff is over get
+  // Requeued=True (BackoffFinished) and are queued again.
+  void RequeueBackedOff(absl::Time now);
   // Kueue's eviction: Evicted=True with `reason`; admission checks reset
   // to Pending. The quota is still held.
   void Evict(Workload& workload, const std::string& reason,

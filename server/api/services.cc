@@ -1,6 +1,7 @@
 #include "server/api/services.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -182,6 +183,21 @@ grpc::Status AdminServiceImpl::ListObjects(
     *response->add_objects() = ToProto(view);
   }
   response->set_revision(listed->revision);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::SetAdmissionCheckState(
+    grpc::ServerContext*, const v1::SetAdmissionCheckStateRequest* request,
+    v1::SetAdmissionCheckStateResponse* response) {
+  std::optional<int32_t> requeue_after;
+  if (request->has_requeue_after_seconds()) {
+    requeue_after = request->requeue_after_seconds();
+  }
+  absl::StatusOr<Workload> wl = engine_.SetAdmissionCheckState(
+      {request->namespace_(), request->workload()}, request->check(),
+      request->state(), request->message(), requeue_after);
+  if (!wl.ok()) return ToGrpcStatus(wl.status());
+  *response->mutable_workload() = codec::ToProto(*wl);
   return grpc::Status::OK;
 }
 

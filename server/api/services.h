@@ -27,6 +27,10 @@ class AdminServiceImpl final : public v1::AdminService::Service {
   grpc::Status ListObjects(grpc::ServerContext* context,
                            const v1::ListObjectsRequest* request,
                            v1::ListObjectsResponse* response) override;
+  grpc::Status SetAdmissionCheckState(
+      grpc::ServerContext* context,
+      const v1::SetAdmissionCheckStateRequest* request,
+      v1::SetAdmissionCheckStateResponse* response) override;
 
  private:
   engine::Engine& engine_;

@@ -120,8 +120,23 @@ void Engine::Loop() {
       absl::MutexLock lock(&mu_);
       // needs_scheduling() is only touched by this thread; reading it under
       // the lock just orders it with the wait.
+      // An admission check backoff ending is the one event that comes from
+      // the clock rather than a command: wait for it with a deadline.
       while (commands_.empty() && !stopping_ && !state_.needs_scheduling()) {
-        wake_.Wait(&mu_);
+        std::optional<absl::Time> wakeup = state_.NextWakeup();
+        if (!wakeup.has_value()) {
+          wake_.Wait(&mu_);
+          continue;
+        }
+        const absl::Duration left = *wakeup - clock_.TimeNow();
+        if (left <= absl::ZeroDuration()) {
+          state_.set_needs_scheduling();
+          break;
+        }
+        // The injected clock may not be real time; wake at least once a
+        // second to look at it again.
+        wake_.WaitWithDeadline(&mu_,
+                               absl::Now() + std::min(left, absl::Seconds(1)));
       }
       if (commands_.empty() && stopping_) break;
       while (!commands_.empty() && batch.size() < options_.max_batch) {
@@ -141,7 +156,12 @@ void Engine::RunBatch(std::deque<Command>& commands) {
   // 2. Configuration changed: rebuild the quota tree and the queues.
   if (state_.config_changed()) state_.Rebuild(batch_now_);
   // 3. Scheduling passes over the batch's state, within a time budget so
-  //    that queued commands are not starved.
+  //    that queued commands are not starved. A workload whose admission
+  //    check backoff is over needs a pass to be queued again.
+  std::optional<absl::Time> wakeup = state_.NextWakeup();
+  if (wakeup.has_value() && *wakeup <= batch_now_) {
+    state_.set_needs_scheduling();
+  }
   if (state_.needs_scheduling()) {
     const absl::Time deadline = clock_.TimeNow() + options_.pass_budget;
     state_.RunPasses(batch_now_, {.out_of_time = [this, deadline] {
@@ -494,6 +514,31 @@ absl::StatusOr<Workload> Engine::Finish(const NamespacedName& key,
     return state_.FinishWorkload(key, succeeded ? "Succeeded" : "Failed", text,
                                  batch_now_);
   });
+}
+
+absl::StatusOr<Workload> Engine::SetAdmissionCheckState(
+    const NamespacedName& key, const std::string& check,
+    const std::string& state, const std::string& message,
+    std::optional<int32_t> requeue_after_seconds) {
+  absl::StatusOr<Workload> set =
+      Call<Workload>([this, key, check, state, message,
+                      requeue_after_seconds]() -> absl::StatusOr<Workload> {
+        if (state_.FindWorkload(key) == nullptr) {
+          KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored,
+                              LookupWorkload(key));
+          if (stored.has_value()) {
+            return absl::FailedPreconditionError(
+                absl::StrCat(Describe(key), " already finished"));
+          }
+        }
+        return state_.SetAdmissionCheckState(key, check, state, message,
+                                             requeue_after_seconds, batch_now_);
+      });
+  if (!set.ok()) return set.status();
+  // The batch's scheduling passes may have changed it further.
+  absl::StatusOr<WorkloadView> view = GetWorkload(key);
+  if (!view.ok()) return view.status();
+  return std::move(view->workload);
 }
 
 absl::StatusOr<ObjectView> Engine::GetObject(const ObjectKey& key) {

@@ -113,6 +113,19 @@ class Engine {
   absl::StatusOr<Workload> Finish(const NamespacedName& key, bool succeeded,
                                   const std::string& message);
 
+  // Sets the state of one admission check of a workload, as its admission
+  // check controller reports it, and lets Kueue's workload controller react
+  // (see admission::AdmissionState::SetAdmissionCheckState): Ready admits
+  // once all checks are Ready, Retry evicts and requeues after
+  // `requeue_after_seconds`, Rejected deactivates. Returns the workload
+  // after the batch's scheduling passes. NotFound for an unknown workload
+  // or a check not in its status.admissionChecks; FailedPrecondition when
+  // it finished; InvalidArgument for an unknown state.
+  absl::StatusOr<Workload> SetAdmissionCheckState(
+      const NamespacedName& key, const std::string& check,
+      const std::string& state, const std::string& message,
+      std::optional<int32_t> requeue_after_seconds);
+
   // Committed changes for Watch.
   EventLog& event_log() { return event_log_; }
 

@@ -409,6 +409,53 @@ absl::StatusOr<v1::Workload> FakeClient::CancelWorkload(
   return workload;
 }
 
+absl::StatusOr<v1::Workload> FakeClient::SetAdmissionCheckState(
+    const v1::SetAdmissionCheckStateRequest& request) {
+  const std::string& state = request.state();
+  if (state != "Pending" && state != "Ready" && state != "Retry" &&
+      state != "Rejected") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown admission check state \"", state, "\""));
+  }
+  auto it = workloads_.find({request.namespace_(), request.workload()});
+  if (it == workloads_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("workload \"", request.workload(), "\" not found"));
+  }
+  v1::Workload& workload = it->second;
+  if (IsConditionTrue(workload, "Finished")) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload \"", request.workload(), "\" already finished"));
+  }
+  v1::AdmissionCheckState* check = nullptr;
+  for (v1::AdmissionCheckState& c :
+       *workload.mutable_status()->mutable_admission_checks()) {
+    if (c.name() == request.check()) check = &c;
+  }
+  if (check == nullptr) {
+    return absl::NotFoundError(absl::StrCat("workload \"", request.workload(),
+                                            "\" has no admission check \"",
+                                            request.check(), "\""));
+  }
+  if (check->state() != state) {
+    check->mutable_last_transition_time()->set_seconds(
+        absl::ToUnixSeconds(now_));
+  }
+  check->set_state(state);
+  check->set_message(request.message());
+  bool all_ready = true;
+  for (const v1::AdmissionCheckState& c :
+       workload.status().admission_checks()) {
+    all_ready = all_ready && c.state() == "Ready";
+  }
+  if (all_ready && IsConditionTrue(workload, "QuotaReserved")) {
+    SetCondition(workload, MakeCondition("Admitted", "True", "Admitted",
+                                         "The workload is admitted", now_));
+  }
+  workload.mutable_metadata()->set_revision(++revision_);
+  return workload;
+}
+
 absl::StatusOr<v1::Workload> FakeClient::FinishWorkload(
     const std::string& namespace_name, const std::string& name, bool succeeded,
     const std::string& message) {

@@ -50,6 +50,11 @@ class FakeClient : public client::Client {
                                              const std::string& name) override;
   absl::StatusOr<v1::ListObjectsResponse> ListObjects(
       const std::string& kind, const std::string& namespace_name) override;
+  // Records the check's state and message; Admitted=True follows once
+  // every check is Ready on a workload holding quota. Retry and Rejected
+  // are recorded only: the fake does not evict.
+  absl::StatusOr<v1::Workload> SetAdmissionCheckState(
+      const v1::SetAdmissionCheckStateRequest& request) override;
   absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
       const v1::Workload& workload) override;
   absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(

@@ -147,6 +147,86 @@ TEST_F(KqdTest, SubmitAdmitFinishCancel) {
   EXPECT_EQ(cq->cluster_queue().status().admitted_workloads(), 1);
 }
 
+TEST_F(KqdTest, AdmissionCheckReadyAdmitsReservedWorkload) {
+  v1::ApplyRequest config;
+  auto docs = manifest::ParseManifests(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata: {name: prov}
+spec: {controllerName: example.com/prov}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  admissionChecks: [prov]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {namespace: ns, name: lq}
+spec: {clusterQueue: cq}
+)");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  for (manifest::Document& doc : *docs) {
+    ASSERT_TRUE(doc.status.ok()) << doc.status;
+    ASSERT_TRUE(doc.config_object.has_value());
+    *config.add_objects() = *doc.config_object;
+  }
+  auto applied = client_->Apply(config);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+
+  v1::Workload wl;
+  wl.mutable_metadata()->set_name("w");
+  wl.mutable_metadata()->set_namespace_("ns");
+  wl.mutable_spec()->set_queue_name("lq");
+  v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = "2";
+  auto submitted = client_->SubmitWorkload(wl);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  // Quota reserved, waiting for the check.
+  EXPECT_EQ(submitted->workload().status().admission().cluster_queue(), "cq");
+  EXPECT_FALSE(IsAdmitted(submitted->workload()));
+  ASSERT_EQ(submitted->workload().status().admission_checks_size(), 1);
+  EXPECT_EQ(submitted->workload().status().admission_checks(0).state(),
+            "Pending");
+
+  v1::SetAdmissionCheckStateRequest request;
+  request.set_namespace_("ns");
+  request.set_workload("w");
+  request.set_check("prov");
+  request.set_state("Ready");
+  request.set_message("provisioned");
+  auto ready = client_->SetAdmissionCheckState(request);
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_TRUE(IsAdmitted(*ready));
+  EXPECT_EQ(ready->status().admission_checks(0).state(), "Ready");
+  EXPECT_EQ(ready->status().admission_checks(0).message(), "provisioned");
+  auto cq = client_->GetObject("ClusterQueue", "", "cq");
+  ASSERT_TRUE(cq.ok());
+  EXPECT_EQ(cq->cluster_queue().status().admitted_workloads(), 1);
+
+  // Errors cross the wire with their codes.
+  request.set_check("nope");
+  EXPECT_EQ(client_->SetAdmissionCheckState(request).status().code(),
+            absl::StatusCode::kNotFound);
+  request.set_check("prov");
+  request.set_state("Maybe");
+  EXPECT_EQ(client_->SetAdmissionCheckState(request).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(KqdTest, BadInputIsRefusedAndChangesNothing) {
   v1::ApplyRequest request = SeedConfig();
   v1::ConfigObject* bad = request.add_objects();

@@ -540,5 +540,171 @@ TEST_F(EngineTest, StopRemovesReservationOfWorkloadWaitingForChecks) {
             "ClusterQueue cq is stopped");
 }
 
+// A ClusterQueue "cq" with AdmissionCheck "prov" and one LocalQueue, and a
+// workload "w" that reserved quota there and waits for the check.
+class AdmissionCheckStateTest : public EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    ASSERT_OK(engine_
+                  ->Apply({ResourceFlavorBuilder("f").Build(),
+                           ::kq::testing::AdmissionCheckBuilder("prov")
+                               .ControllerName("example.com/prov")
+                               .Build(),
+                           ClusterQueueBuilder("cq")
+                               .Quota("f", "cpu", "4")
+                               .AdmissionCheck("prov")
+                               .Build(),
+                           LocalQueueBuilder("ns", "lq", "cq").Build()},
+                          {})
+                  .status());
+    ASSERT_OK_AND_ASSIGN(WorkloadView w, engine_->Submit(Wl("w", "3")));
+    ASSERT_EQ(StateOf(w.workload), WorkloadState::kQuotaReserved);
+  }
+
+  static Workload Wl(const std::string& name, const char* cpu) {
+    return WorkloadBuilder(name)
+        .Namespace("ns")
+        .Queue("lq")
+        .Request("cpu", cpu)
+        .Build();
+  }
+
+  Workload Get(const std::string& name) {
+    absl::StatusOr<WorkloadView> view = engine_->GetWorkload({"ns", name});
+    EXPECT_OK(view.status());
+    return view.ok() ? view->workload : Workload{};
+  }
+
+  QueueStatus ClusterQueueStatus() {
+    absl::StatusOr<ObjectView> cq =
+        engine_->GetObject({ObjectKind::kClusterQueue, "", "cq"});
+    EXPECT_OK(cq.status());
+    return cq.ok() && cq->status.has_value() ? *cq->status : QueueStatus{};
+  }
+};
+
+TEST_F(AdmissionCheckStateTest, ReadyAdmitsAndCountsAdmittedUsage) {
+  EXPECT_EQ(ClusterQueueStatus().admitted_workloads, 0);
+  ASSERT_OK_AND_ASSIGN(
+      Workload w, engine_->SetAdmissionCheckState({"ns", "w"}, "prov", "Ready",
+                                                  "capacity found", {}));
+  EXPECT_EQ(StateOf(w), WorkloadState::kAdmitted);
+  EXPECT_EQ(Cond(w, kConditionAdmitted)->message, "The workload is admitted");
+  ASSERT_EQ(w.admission_checks.size(), 1u);
+  EXPECT_EQ(w.admission_checks[0].state, "Ready");
+  EXPECT_EQ(w.admission_checks[0].message, "capacity found");
+  QueueStatus status = ClusterQueueStatus();
+  EXPECT_EQ(status.reserving_workloads, 1);
+  EXPECT_EQ(status.admitted_workloads, 1);
+  ASSERT_EQ(status.flavors_usage.size(), 1u);
+  EXPECT_EQ(status.flavors_usage[0].resources[0].total.ToString(), "3");
+
+  // Back to Pending: no longer admitted, admitted usage drops to zero.
+  ASSERT_OK_AND_ASSIGN(w, engine_->SetAdmissionCheckState({"ns", "w"}, "prov",
+                                                          "Pending", "", {}));
+  EXPECT_EQ(StateOf(w), WorkloadState::kQuotaReserved);
+  status = ClusterQueueStatus();
+  EXPECT_EQ(status.admitted_workloads, 0);
+  EXPECT_EQ(status.flavors_usage[0].resources[0].total.ToString(), "0");
+}
+
+TEST_F(AdmissionCheckStateTest, RetryEvictsAndRequeuesAfterBackoff) {
+  // A second workload waits for the quota "w" holds.
+  ASSERT_OK_AND_ASSIGN(WorkloadView other, engine_->Submit(Wl("other", "3")));
+  EXPECT_EQ(StateOf(other.workload), WorkloadState::kPending);
+
+  const absl::Time retried_at = clock_.TimeNow();
+  ASSERT_OK_AND_ASSIGN(
+      Workload w, engine_->SetAdmissionCheckState({"ns", "w"}, "prov", "Retry",
+                                                  "capacity gone", 60));
+  EXPECT_EQ(Cond(w, kConditionEvicted)->status, "True");
+  EXPECT_EQ(Cond(w, kConditionEvicted)->reason, "AdmissionCheck");
+  EXPECT_EQ(Cond(w, kConditionEvicted)->message,
+            "Evicted due to AdmissionCheck in Retry state: \"prov\" "
+            "(capacity gone)");
+  EXPECT_FALSE(w.admission.has_value());
+  EXPECT_EQ(Cond(w, kConditionRequeued)->status, "False");
+  ASSERT_EQ(w.admission_checks.size(), 1u);
+  EXPECT_EQ(w.admission_checks[0].state, "Pending");
+  ASSERT_TRUE(w.requeue_at.has_value());
+  EXPECT_EQ(*w.requeue_at, retried_at + absl::Seconds(60));
+  EXPECT_EQ(QueueOrderTimestamp(w), retried_at);
+  // The freed quota went to the other workload.
+  EXPECT_EQ(StateOf(Get("other")), WorkloadState::kQuotaReserved);
+
+  // Before the backoff ends nothing changes.
+  clock_.Advance(absl::Seconds(59));
+  Get("w");
+  EXPECT_EQ(Cond(Get("w"), kConditionRequeued)->status, "False");
+
+  // After it, the workload is queued again (behind "other", which holds
+  // the quota) with Requeued=True.
+  ASSERT_OK(engine_->Finish({"ns", "other"}, true, "").status());
+  clock_.Advance(absl::Seconds(2));
+  Get("w");
+  w = Get("w");
+  EXPECT_EQ(Cond(w, kConditionRequeued)->status, "True");
+  EXPECT_EQ(Cond(w, kConditionRequeued)->reason, "BackoffFinished");
+  EXPECT_FALSE(w.requeue_at.has_value());
+  EXPECT_EQ(StateOf(w), WorkloadState::kQuotaReserved);
+  EXPECT_EQ(Cond(w, kConditionEvicted)->status, "False");
+}
+
+TEST_F(AdmissionCheckStateTest, RetryWithoutDelayRequeuesAtOnce) {
+  ASSERT_OK(
+      engine_->SetAdmissionCheckState({"ns", "w"}, "prov", "Retry", "", {})
+          .status());
+  Workload w = Get("w");
+  EXPECT_EQ(Cond(w, kConditionRequeued)->reason, "BackoffFinished");
+  // Reserved again, its check Pending once more.
+  EXPECT_EQ(StateOf(w), WorkloadState::kQuotaReserved);
+  EXPECT_EQ(w.admission_checks[0].state, "Pending");
+}
+
+TEST_F(AdmissionCheckStateTest, RejectedDeactivatesForGood) {
+  ASSERT_OK_AND_ASSIGN(
+      Workload w, engine_->SetAdmissionCheckState(
+                      {"ns", "w"}, "prov", "Rejected", "no such capacity", {}));
+  EXPECT_FALSE(w.active);
+  EXPECT_EQ(Cond(w, kConditionEvicted)->reason,
+            "DeactivatedDueToAdmissionCheck");
+  EXPECT_EQ(Cond(w, kConditionEvicted)->message,
+            "The workload is deactivated due to AdmissionCheck in Rejected "
+            "state: \"prov\" (no such capacity)");
+  EXPECT_FALSE(w.admission.has_value());
+  clock_.Advance(absl::Hours(1));
+  Get("w");
+  w = Get("w");
+  EXPECT_EQ(StateOf(w), WorkloadState::kPending);
+  QueueStatus status = ClusterQueueStatus();
+  EXPECT_EQ(status.reserving_workloads, 0);
+  EXPECT_EQ(status.pending_workloads, 0);
+}
+
+TEST_F(AdmissionCheckStateTest, Errors) {
+  EXPECT_EQ(
+      engine_->SetAdmissionCheckState({"ns", "nope"}, "prov", "Ready", "", {})
+          .status()
+          .code(),
+      absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      engine_->SetAdmissionCheckState({"ns", "w"}, "other", "Ready", "", {})
+          .status()
+          .code(),
+      absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      engine_->SetAdmissionCheckState({"ns", "w"}, "prov", "Maybe", "", {})
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  ASSERT_OK(engine_->Cancel({"ns", "w"}).status());
+  EXPECT_EQ(
+      engine_->SetAdmissionCheckState({"ns", "w"}, "prov", "Ready", "", {})
+          .status()
+          .code(),
+      absl::StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace kq::engine

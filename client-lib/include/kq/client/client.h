@@ -45,6 +45,12 @@ class Client {
       const std::string& name) = 0;
   virtual absl::StatusOr<v1::ListObjectsResponse> ListObjects(
       const std::string& kind, const std::string& namespace_name) = 0;
+  // Sets one admission check's state on a workload and returns the workload
+  // as it is afterwards. NotFound for an unknown workload or check,
+  // FailedPrecondition when it finished, InvalidArgument for an unknown
+  // state.
+  virtual absl::StatusOr<v1::Workload> SetAdmissionCheckState(
+      const v1::SetAdmissionCheckStateRequest& request) = 0;
 
   // QueueService.
   virtual absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
