@@ -651,6 +651,24 @@ TEST_F(AdmissionCheckStateTest, RetryEvictsAndRequeuesAfterBackoff) {
   EXPECT_EQ(Cond(w, kConditionEvicted)->status, "False");
 }
 
+TEST_F(AdmissionCheckStateTest, EngineWakesForBackoffWithoutCommands) {
+  ASSERT_OK(engine_
+                ->SetAdmissionCheckState({"ns", "w"}, "prov", "Retry",
+                                         "capacity gone", 1)
+                .status());
+  const int64_t after = engine_->event_log().revision();
+  clock_.Advance(absl::Seconds(2));
+  // No command is sent: only the engine's own wakeup can requeue it.
+  ASSERT_OK_AND_ASSIGN(std::vector<store::Event> events,
+                       engine_->event_log().Read(after, 100, absl::Seconds(5)));
+  ASSERT_FALSE(events.empty());
+  ASSERT_TRUE(std::holds_alternative<Workload>(events.back().object));
+  const Workload& w = std::get<Workload>(events.back().object);
+  EXPECT_EQ(w.meta.name, "w");
+  EXPECT_EQ(Cond(w, kConditionRequeued)->reason, "BackoffFinished");
+  EXPECT_EQ(StateOf(w), WorkloadState::kQuotaReserved);
+}
+
 TEST_F(AdmissionCheckStateTest, RetryWithoutDelayRequeuesAtOnce) {
   ASSERT_OK(
       engine_->SetAdmissionCheckState({"ns", "w"}, "prov", "Retry", "", {})
