@@ -106,9 +106,15 @@ std::string PreemptionMessage(const Workload& preemptor,
       "; preemptee path: ", preemptee_path);
 }
 
-bool HoldsQuota(const Workload& wl) {
-  return wl.admission.has_value() &&
-         IsConditionTrue(wl.conditions, kConditionQuotaReserved);
+// Adds (or removes) a workload's usage to its ClusterQueue's admitted
+// usage (status.flavorsUsage).
+void AdjustAdmittedUsage(cache::ClusterQueueSnapshot& cq,
+                         const cache::FlavorResourceQuantities& usage,
+                         bool add) {
+  for (const auto& [fr, v] : usage) {
+    cq.admitted_usage[fr] = add ? SaturatingAdd(cq.admitted_usage[fr], v)
+                                : SaturatingSub(cq.admitted_usage[fr], v);
+  }
 }
 
 // Usage per flavor in the order of the queue's resource groups, with every
@@ -319,9 +325,7 @@ void AdmissionState::Rebuild(absl::Time now) {
     cache::FlavorResourceQuantities usage = cache::UsageOf(*wl.admission);
     cq->AddUsage(usage);
     if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
-      for (const auto& [fr, v] : usage) {
-        cq->admitted_usage[fr] = SaturatingAdd(cq->admitted_usage[fr], v);
-      }
+      AdjustAdmittedUsage(*cq, usage, /*add=*/true);
     }
   }
   ApplyStopPolicies(now);
@@ -355,24 +359,27 @@ void AdmissionState::ApplyStopPolicies(absl::Time now) {
     StopPolicy cq_policy = cq == cluster_queues_.end() ? StopPolicy::kNone
                                                        : cq->second.stop_policy;
 
-    const Condition* requeued = FindCondition(wl.conditions, "Requeued");
+    const Condition* requeued =
+        FindCondition(wl.conditions, kConditionRequeued);
     if (requeued != nullptr && requeued->status == "False") {
       if (requeued->reason == "LocalQueueStopped" &&
           lq != local_queues_.end() && lq_policy == StopPolicy::kNone) {
-        SetCondition(&wl.conditions,
-                     Condition{"Requeued", "True", "LocalQueueRestarted",
-                               "The LocalQueue was restarted after being "
-                               "stopped",
-                               now});
+        SetCondition(
+            &wl.conditions,
+            Condition{kConditionRequeued, "True", "LocalQueueRestarted",
+                      "The LocalQueue was restarted after being "
+                      "stopped",
+                      now});
         MarkWorkload(key, Change::kModified);
       } else if (requeued->reason == "ClusterQueueStopped" &&
                  cq != cluster_queues_.end() &&
                  cq_policy == StopPolicy::kNone) {
-        SetCondition(&wl.conditions,
-                     Condition{"Requeued", "True", "ClusterQueueRestarted",
-                               "The ClusterQueue was restarted after being "
-                               "stopped",
-                               now});
+        SetCondition(
+            &wl.conditions,
+            Condition{kConditionRequeued, "True", "ClusterQueueRestarted",
+                      "The ClusterQueue was restarted after being "
+                      "stopped",
+                      now});
         MarkWorkload(key, Change::kModified);
       }
     }
@@ -420,8 +427,9 @@ void AdmissionState::CompleteEviction(Workload& wl, absl::Time now) {
   // Kueue's job reconciler once the job stopped: requeued at once only
   // after preemption or node failures.
   bool requeue = reason == "Preempted" || reason == "NodeFailures";
-  SetCondition(&wl.conditions, Condition{"Requeued", requeue ? "True" : "False",
-                                         reason, message, now});
+  SetCondition(&wl.conditions,
+               Condition{kConditionRequeued, requeue ? "True" : "False", reason,
+                         message, now});
   ReleaseQuota(wl);
   UnsetQuotaReservation(wl, "PendingEvaluation", message, now);
 }
@@ -455,10 +463,7 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
   if (!wl.active) return;
   // Kueue's getQueueBlocker, in its order.
   std::string reason, message;
-  auto lq = local_queues_.find(
-      key.first == wl.meta.namespace_name
-          ? NamespacedName{wl.meta.namespace_name, wl.queue_name}
-          : NamespacedName{});
+  auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
   if (lq == local_queues_.end()) {
     reason = kReasonMisconfigured;
     message = absl::StrCat("LocalQueue ", wl.queue_name, " doesn't exist");
@@ -474,7 +479,8 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
     } else {
       // A workload evicted with Requeued=False waits (Kueue keeps it
       // inadmissible until the condition turns True).
-      const Condition* requeued = FindCondition(wl.conditions, "Requeued");
+      const Condition* requeued =
+          FindCondition(wl.conditions, kConditionRequeued);
       if (requeued == nullptr || requeued->status != "False") {
         queues_.Push(cq_name, queue::KeyFor(wl));
       }
@@ -682,11 +688,7 @@ void AdmissionState::SyncAdmitted(Workload& wl, absl::Time now) {
   cache::ClusterQueueSnapshot* snapshot =
       cache_.FindClusterQueue(wl.admission->cluster_queue);
   if (snapshot == nullptr || was_admitted == all_ready) return;
-  for (const auto& [fr, v] : cache::UsageOf(*wl.admission)) {
-    snapshot->admitted_usage[fr] =
-        all_ready ? SaturatingAdd(snapshot->admitted_usage[fr], v)
-                  : SaturatingSub(snapshot->admitted_usage[fr], v);
-  }
+  AdjustAdmittedUsage(*snapshot, cache::UsageOf(*wl.admission), all_ready);
 }
 
 namespace {
@@ -828,32 +830,15 @@ void AdmissionState::ReleaseQuota(const Workload& wl) {
   // Kueue's AllocatableResourceGeneration: freed quota outdates bookmarks.
   ++cluster_queue_generations_[wl.admission->cluster_queue];
   if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
-    for (const auto& [fr, v] : usage) {
-      cq->admitted_usage[fr] = SaturatingSub(cq->admitted_usage[fr], v);
-    }
+    AdjustAdmittedUsage(*cq, usage, /*add=*/false);
   }
   QueueInadmissibleInTree(wl.admission->cluster_queue);
 }
 
 void AdmissionState::QueueInadmissibleInTree(const std::string& cluster_queue) {
-  const cache::ClusterQueueSnapshot* cq =
-      cache_.FindClusterQueue(cluster_queue);
-  std::vector<std::string> names;
-  if (cq == nullptr || cq->parent == nullptr) {
-    names.push_back(cluster_queue);
-  } else {
-    if (cq->parent->has_cycle) return;
-    const cache::CohortSnapshot* root = cq->parent;
-    while (root->parent != nullptr) root = root->parent;
-    std::vector<const cache::CohortSnapshot*> stack{root};
-    while (!stack.empty()) {
-      const cache::CohortSnapshot* c = stack.back();
-      stack.pop_back();
-      for (const auto* child : c->child_cohorts) stack.push_back(child);
-      for (const auto* q : c->child_cluster_queues) names.push_back(q->name());
-    }
+  if (queues_.QueueInadmissible(cache_.ClusterQueuesInTree(cluster_queue))) {
+    needs_scheduling_ = true;
   }
-  if (queues_.QueueInadmissible(names)) needs_scheduling_ = true;
 }
 
 absl::Status AdmissionState::CheckPriorityClass(

@@ -202,6 +202,11 @@ WorkloadState StateOf(const Workload& wl) {
   return WorkloadState::kPending;
 }
 
+bool HoldsQuota(const Workload& wl) {
+  return wl.admission.has_value() &&
+         IsConditionTrue(wl.conditions, kConditionQuotaReserved);
+}
+
 const char* StateName(WorkloadState state) {
   switch (state) {
     case WorkloadState::kPending:

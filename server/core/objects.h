@@ -305,6 +305,9 @@ absl::Time QueueOrderTimestamp(const Workload& workload);
 // admitted beats quota-reserved beats pending.
 enum class WorkloadState { kPending, kQuotaReserved, kAdmitted, kFinished };
 WorkloadState StateOf(const Workload& wl);
+// Whether the workload holds a quota reservation (Kueue's
+// HasQuotaReservation): an admission and QuotaReserved=True.
+bool HoldsQuota(const Workload& wl);
 const char* StateName(WorkloadState state);  // "Pending", "Admitted", ...
 
 // Key of a namespaced object: (namespace, name).

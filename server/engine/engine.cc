@@ -29,11 +29,6 @@ EventType EventTypeOf(admission::Change change) {
   return EventType::kModified;
 }
 
-bool HoldsQuota(const Workload& wl) {
-  return wl.admission.has_value() &&
-         IsConditionTrue(wl.conditions, kConditionQuotaReserved);
-}
-
 // Validates a workload as submitted, naming it in the error.
 absl::Status ValidateSubmitted(const Workload& wl) {
   if (wl.meta.name.empty()) {

@@ -27,8 +27,7 @@ absl::StatusOr<Result> Simulate(Scenario scenario, const Options& options) {
   }
   std::set<NamespacedName> names;
   for (Workload& wl : scenario.workloads) {
-    std::string who = absl::StrCat("Workload \"", wl.meta.namespace_name, "/",
-                                   wl.meta.name, "\"");
+    const std::string who = Describe(KeyOf(wl));
     absl::Status valid = ValidateWorkload(wl);
     if (!valid.ok()) return About(who, valid);
     if (!names.insert({wl.meta.namespace_name, wl.meta.name}).second) {
