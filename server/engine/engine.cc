@@ -222,10 +222,10 @@ absl::Status Engine::CommitBatch() {
   }
   // Finished workloads stay readable by this batch's replies.
   finished_in_batch_ = std::move(changes.finished_workloads);
-  std::vector<store::Event> events = batch.events;
   KQ_RETURN_IF_ERROR(store_.Commit(batch));
   revision_ = batch.revision;
-  event_log_.Append(revision_, std::move(events));
+  // The store has its copy; the events move on to the watchers.
+  event_log_.Append(revision_, std::move(batch.events));
   return absl::OkStatus();
 }
 
