@@ -503,6 +503,10 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   // 0. Workloads whose admission check backoff is over join their queues.
   RequeueBackedOff(now);
   int passes = 0;
+  // Workloads holding quota, kept across passes: admissions add to it; an
+  // eviction makes it stale (rare), and it is listed again.
+  std::vector<const Workload*> holding_quota;
+  bool holders_stale = true;
   scheduler::SchedulingContext context{&flavors_, &namespaces_};
   context.cluster_queue_generations = &cluster_queue_generations_;
   while (true) {
@@ -523,12 +527,14 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     }
     // One Kueue cycle over the heads, with classical preemption over the
     // workloads holding quota when the pass starts (Kueue's snapshot).
-    std::vector<const Workload*> holding_quota;
-    for (const auto& [key, wl] : workloads_) {
-      if (HoldsQuota(wl)) holding_quota.push_back(&wl);
+    if (holders_stale) {
+      holding_quota.clear();
+      for (const auto& [key, wl] : workloads_) {
+        if (HoldsQuota(wl)) holding_quota.push_back(&wl);
+      }
+      holders_stale = false;
     }
-    preemption::ClassicalPreemptionOracle oracle(cache_,
-                                                 std::move(holding_quota), now);
+    preemption::ClassicalPreemptionOracle oracle(cache_, holding_quota, now);
     context.oracle = &oracle;
     scheduler::CycleResult result =
         scheduler::Schedule(cache_, heads, context, now);
@@ -540,14 +546,17 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
       if (entry.status == scheduler::EntryResult::Status::kAdmitted) {
         last_assignments_.erase(key);
         ReserveQuota(wl, std::move(entry.admission), now);
+        holding_quota.push_back(&wl);
         progress = true;
         continue;
       }
       if (entry.status == scheduler::EntryResult::Status::kPreempting) {
         // Kueue's IssuePreemptions; kq completes each eviction at once, so
         // the victim's quota is free for the preemptor's next pass.
-        progress |=
-            IssuePreemptions(wl, entry.cluster_queue, entry.victims, now);
+        if (IssuePreemptions(wl, entry.cluster_queue, entry.victims, now)) {
+          progress = true;
+          holders_stale = true;
+        }
       }
       bool pending_flavors = false;
       if (entry.last_assignment.has_value()) {
