@@ -149,6 +149,14 @@ std::vector<FlavorUsage> UsageByFlavor(
 
 }  // namespace
 
+void AdmissionState::SetConfiguration(Configuration configuration) {
+  configuration_ = std::move(configuration);
+  // Decisions depend on it: old bookmarks and parked workloads may be
+  // stale.
+  config_changed_ = true;
+  needs_scheduling_ = true;
+}
+
 void AdmissionState::Clear() {
   objects_.clear();
   flavors_.clear();
@@ -534,7 +542,8 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
       }
       holders_stale = false;
     }
-    preemption::ClassicalPreemptionOracle oracle(cache_, holding_quota, now);
+    preemption::Oracle oracle(cache_, holding_quota, now, {},
+                              configuration_.fair_sharing);
     context.oracle = &oracle;
     scheduler::CycleResult result =
         scheduler::Schedule(cache_, heads, context, now);

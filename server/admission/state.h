@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 
 #include "server/cache/cache.h"
+#include "server/core/config.h"
 #include "server/core/objects.h"
 #include "server/queue/manager.h"
 #include "server/scheduler/flavor_assigner.h"
@@ -115,6 +116,12 @@ class AdmissionState {
   void ResolvePriorities();
 
   // ---- Configuration ---------------------------------------------------
+  // The Kueue Configuration document's admission settings (fair sharing,
+  // request transformations). Must be validated (ValidateConfiguration);
+  // set before loading, it is not persisted: kqd reads it at start.
+  void SetConfiguration(Configuration configuration);
+  const Configuration& configuration() const { return configuration_; }
+
   const ConfigObject* FindObject(const ObjectKey& key) const;
   const std::map<ObjectKey, ConfigObject>& objects() const { return objects_; }
   const std::map<std::string, ClusterQueue>& cluster_queues() const {
@@ -257,6 +264,7 @@ class AdmissionState {
   QueueStatus ClusterQueueStatusOf(const std::string& name) const;
   QueueStatus LocalQueueStatusOf(const LocalQueue& lq) const;
 
+  Configuration configuration_;
   std::map<ObjectKey, ConfigObject> objects_;
   std::map<std::string, ResourceFlavor> flavors_;
   std::map<std::string, ClusterQueue> cluster_queues_;

@@ -17,15 +17,16 @@ std::set<cache::FlavorResource> FlavorResourcesNeedPreemption(
   return frs;
 }
 
-ClassicalPreemptionOracle::ClassicalPreemptionOracle(
-    cache::Cache& cache, std::vector<const Workload*> holding_quota,
-    absl::Time now, Features features)
+Oracle::Oracle(cache::Cache& cache, std::vector<const Workload*> holding_quota,
+               absl::Time now, Features features,
+               std::optional<FairSharingConfig> fair_sharing)
     : cache_(cache),
       holding_quota_(std::move(holding_quota)),
       now_(now),
-      features_(features) {}
+      features_(features),
+      fair_sharing_(std::move(fair_sharing)) {}
 
-std::vector<Target> ClassicalPreemptionOracle::Search(
+std::vector<Target> Oracle::Search(
     const std::string& cluster_queue, const Workload& workload,
     cache::FlavorResourceQuantities requests,
     std::set<cache::FlavorResource> frs) const {
@@ -36,7 +37,7 @@ std::vector<Target> ClassicalPreemptionOracle::Search(
   return ClassicalTargets(cache_, preemptor, holding_quota_, now_, features_);
 }
 
-scheduler::PreemptionSimulation ClassicalPreemptionOracle::SimulatePreemption(
+scheduler::PreemptionSimulation Oracle::SimulatePreemption(
     const cache::ClusterQueueSnapshot& cq, const Workload& workload,
     const cache::FlavorResource& fr, int64_t quantity) const {
   std::vector<Target> targets =
@@ -69,7 +70,7 @@ scheduler::PreemptionSimulation ClassicalPreemptionOracle::SimulatePreemption(
   return {scheduler::PreemptionPossibility::kReclaim, borrowing};
 }
 
-std::vector<scheduler::PreemptionTarget> ClassicalPreemptionOracle::GetTargets(
+std::vector<scheduler::PreemptionTarget> Oracle::GetTargets(
     const cache::ClusterQueueSnapshot& cq, const Workload& workload,
     const scheduler::Assignment& assignment) const {
   std::vector<scheduler::PreemptionTarget> out;

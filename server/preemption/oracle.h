@@ -7,12 +7,13 @@
 // whole assignment. Fair-sharing preemption is not covered.
 //
 // Example:
-//   ClassicalPreemptionOracle oracle(cache, holding_quota, now, features);
+//   Oracle oracle(cache, holding_quota, now, features);
 //   scheduler::SchedulingContext context{&flavors, &namespaces};
 //   context.oracle = &oracle;
 //   scheduler::Schedule(cache, heads, context, now);
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "absl/time/time.h"
 
 #include "server/cache/cache.h"
+#include "server/core/config.h"
 #include "server/core/objects.h"
 #include "server/preemption/classical.h"
 #include "server/preemption/priority.h"
@@ -36,13 +38,14 @@ std::set<cache::FlavorResource> FlavorResourcesNeedPreemption(
 // quota tree. Holds references to the cache and to the workloads holding
 // quota, which must outlive it; the cache is changed only during a call and
 // restored before it returns. Thread-compatible.
-class ClassicalPreemptionOracle final : public scheduler::PreemptionOracle {
+class Oracle final : public scheduler::PreemptionOracle {
  public:
   // `holding_quota` are the workloads whose usage `cache` holds (see
   // ClassicalTargets); `now` and `features` are passed on to it.
-  ClassicalPreemptionOracle(cache::Cache& cache,
-                            std::vector<const Workload*> holding_quota,
-                            absl::Time now, Features features = {});
+  // `fair_sharing`, when set, makes the search Kueue's fair-sharing one.
+  Oracle(cache::Cache& cache, std::vector<const Workload*> holding_quota,
+         absl::Time now, Features features = {},
+         std::optional<FairSharingConfig> fair_sharing = std::nullopt);
 
   // Kueue's SimulatePreemption: searches targets for `quantity` of `fr`
   // alone. Without targets: kNoCandidates and the borrowing level as the
@@ -69,6 +72,7 @@ class ClassicalPreemptionOracle final : public scheduler::PreemptionOracle {
   std::vector<const Workload*> holding_quota_;
   absl::Time now_;
   Features features_;
+  std::optional<FairSharingConfig> fair_sharing_;
 };
 
 }  // namespace kq::preemption

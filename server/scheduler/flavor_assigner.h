@@ -138,7 +138,7 @@ struct PreemptionTarget {
 // and finds the workloads to preempt for a whole assignment for the
 // scheduler (the Kueue Preemptor's GetTargets, which the oracle wraps).
 // The scheduler depends only on this interface; the classical search lives
-// in kq::preemption (ClassicalPreemptionOracle). Implementations must not
+// in kq::preemption (Oracle). Implementations must not
 // change the quota tree as seen after a call. Thread-compatible.
 class PreemptionOracle {
  public:

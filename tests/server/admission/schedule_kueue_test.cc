@@ -52,7 +52,7 @@
 //
 // Ported cases whose only preemption aspect is that the preemption oracle
 // finds no candidates run, like every case, with kq's classical oracle
-// (ClassicalPreemptionOracle), which finds none there either. Two ported
+// (Oracle), which finds none there either. Two ported
 // cases ("admit to second flavor when first needs preemption;
 // WhenCanPreempt: TryNextFlavor" and "BorrowingOverPreemption preference:
 // borrow in second flavor instead of preempting in first") have a first

@@ -1,4 +1,4 @@
-// ClassicalPreemptionOracle: Kueue's SimulatePreemption outcomes (Preempt,
+// Oracle: Kueue's SimulatePreemption outcomes (Preempt,
 // Reclaim, NoCandidates with their borrowing levels) and GetTargets over a
 // flavor assignment, on a small cohort; the quota tree must be left as it
 // was after every call.
@@ -31,7 +31,7 @@ const FlavorResource kCpu{"default", "cpu"};
 
 // Cohort "co": ClusterQueue "a" (4 CPUs; preempts lower priorities within
 // itself and reclaims from the cohort) and "b" (4 CPUs, may borrow).
-class ClassicalPreemptionOracleTest : public ::testing::Test {
+class OracleTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::map<std::string, ClusterQueue> cqs;
@@ -64,14 +64,14 @@ class ClassicalPreemptionOracleTest : public ::testing::Test {
   }
 
   // Adds the holders' usage to the cache and returns the oracle over them.
-  ClassicalPreemptionOracle Oracle() {
+  Oracle MakeOracle() {
     std::vector<const Workload*> pointers;
     for (const Workload& wl : holding_) {
       cache_.FindClusterQueue(wl.admission->cluster_queue)
           ->AddUsage(cache::UsageOf(*wl.admission));
       pointers.push_back(&wl);
     }
-    return ClassicalPreemptionOracle(cache_, pointers, kNow);
+    return Oracle(cache_, pointers, kNow);
   }
 
   int64_t CohortUsage() {
@@ -84,9 +84,9 @@ class ClassicalPreemptionOracleTest : public ::testing::Test {
   Workload incoming_ = WorkloadBuilder("incoming").Priority(10).Build();
 };
 
-TEST_F(ClassicalPreemptionOracleTest, LowerPriorityInOwnQueueIsPreempt) {
+TEST_F(OracleTest, LowerPriorityInOwnQueueIsPreempt) {
   Hold("low", "a", 0, "4");
-  ClassicalPreemptionOracle oracle = Oracle();
+  Oracle oracle = MakeOracle();
   const int64_t before = CohortUsage();
   scheduler::PreemptionSimulation got = oracle.SimulatePreemption(
       *cache_.FindClusterQueue("a"), incoming_, kCpu, 4'000);
@@ -95,9 +95,9 @@ TEST_F(ClassicalPreemptionOracleTest, LowerPriorityInOwnQueueIsPreempt) {
   EXPECT_EQ(CohortUsage(), before);
 }
 
-TEST_F(ClassicalPreemptionOracleTest, BorrowerInOtherQueueIsReclaim) {
+TEST_F(OracleTest, BorrowerInOtherQueueIsReclaim) {
   Hold("borrower", "b", 100, "8");
-  ClassicalPreemptionOracle oracle = Oracle();
+  Oracle oracle = MakeOracle();
   scheduler::PreemptionSimulation got = oracle.SimulatePreemption(
       *cache_.FindClusterQueue("a"), incoming_, kCpu, 4'000);
   EXPECT_EQ(got.possibility, scheduler::PreemptionPossibility::kReclaim);
@@ -105,10 +105,10 @@ TEST_F(ClassicalPreemptionOracleTest, BorrowerInOtherQueueIsReclaim) {
   EXPECT_EQ(CohortUsage(), 8'000);
 }
 
-TEST_F(ClassicalPreemptionOracleTest, HigherPriorityIsNoCandidates) {
+TEST_F(OracleTest, HigherPriorityIsNoCandidates) {
   Hold("high", "a", 100, "4");
   Hold("b-own", "b", 0, "4");
-  ClassicalPreemptionOracle oracle = Oracle();
+  Oracle oracle = MakeOracle();
   const cache::ClusterQueueSnapshot& a = *cache_.FindClusterQueue("a");
   scheduler::PreemptionSimulation got =
       oracle.SimulatePreemption(a, incoming_, kCpu, 4'000);
@@ -117,10 +117,10 @@ TEST_F(ClassicalPreemptionOracleTest, HigherPriorityIsNoCandidates) {
             cache::FindHeightOfLowestSubtreeThatFits(a, kCpu, 4'000).first);
 }
 
-TEST_F(ClassicalPreemptionOracleTest, GetTargetsUsesPreemptModeResources) {
+TEST_F(OracleTest, GetTargetsUsesPreemptModeResources) {
   Hold("low", "a", 0, "3");
   Hold("lowest", "a", -5, "1");
-  ClassicalPreemptionOracle oracle = Oracle();
+  Oracle oracle = MakeOracle();
   scheduler::Assignment assignment;
   scheduler::PodSetAssignmentResult pod_set;
   pod_set.name = "main";
