@@ -57,12 +57,12 @@ absl::Status ValidateConfiguration(const Configuration& config) {
       for (FairSharingStrategy s : got) {
         names.push_back(FairSharingStrategyName(s));
       }
-      return absl::InvalidArgumentError(absl::StrCat(
-          "fairSharing.preemptionStrategies: Unsupported value: [",
-          absl::StrJoin(names, ", "),
-          "]: supported values: [LessThanOrEqualToFinalShare], "
-          "[LessThanInitialShare], [LessThanOrEqualToFinalShare, "
-          "LessThanInitialShare]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("fairSharing.preemptionStrategies: Unsupported value: [",
+                       absl::StrJoin(names, ", "),
+                       "]: supported values: [LessThanOrEqualToFinalShare], "
+                       "[LessThanInitialShare], [LessThanOrEqualToFinalShare, "
+                       "LessThanInitialShare]"));
     }
   }
   const ResourceConfig& resources = config.resources;

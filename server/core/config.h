@@ -79,7 +79,8 @@ struct ResourceConfig {
   std::vector<std::string> exclude_resource_prefixes;
   // At most one per input resource.
   std::vector<ResourceTransformation> transformations;
-  QuotaCheckStrategy quota_check_strategy = QuotaCheckStrategy::kBlockUndeclared;
+  QuotaCheckStrategy quota_check_strategy =
+      QuotaCheckStrategy::kBlockUndeclared;
   friend bool operator==(const ResourceConfig&,
                          const ResourceConfig&) = default;
 };

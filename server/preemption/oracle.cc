@@ -26,10 +26,10 @@ Oracle::Oracle(cache::Cache& cache, std::vector<const Workload*> holding_quota,
       features_(features),
       fair_sharing_(std::move(fair_sharing)) {}
 
-std::vector<Target> Oracle::Search(
-    const std::string& cluster_queue, const Workload& workload,
-    cache::FlavorResourceQuantities requests,
-    std::set<cache::FlavorResource> frs) const {
+std::vector<Target> Oracle::Search(const std::string& cluster_queue,
+                                   const Workload& workload,
+                                   cache::FlavorResourceQuantities requests,
+                                   std::set<cache::FlavorResource> frs) const {
   Preemptor preemptor{.workload = &workload,
                       .cluster_queue = cluster_queue,
                       .requests = std::move(requests),
