@@ -517,6 +517,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   bool holders_stale = true;
   scheduler::SchedulingContext context{&flavors_, &namespaces_};
   context.cluster_queue_generations = &cluster_queue_generations_;
+  context.fair_sharing = configuration_.fair_sharing.has_value();
   while (true) {
     auto popped = queues_.PopHeads([this](const std::string& name) {
       const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(name);

@@ -92,6 +92,10 @@ struct SchedulingContext {
   // deleted) or its cohort tree's quotas change, so that old bookmarks are
   // dropped.
   const std::map<std::string, int64_t>* cluster_queue_generations = nullptr;
+  // Kueue's fair sharing (a Configuration with fairSharing): heads are
+  // ordered by the fair-sharing tournament instead of the classical
+  // iterator, and flavor assignment may preempt while borrowing.
+  bool fair_sharing = false;
 };
 
 // Runs one pass over `heads`: nominates each (checks the queue is active
