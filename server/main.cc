@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   app.add_option("--sqlite-sync-full", config.sync_full,
                  "SQLite synchronous=FULL (true) or NORMAL (false)")
       ->capture_default_str();
+  app.add_option("--config", config.config_file,
+                 "Kueue Configuration file (fairSharing, resources)");
   app.add_option("--log-level", config.log_level,
                  "trace, debug, info, warn or error")
       ->capture_default_str();

@@ -89,6 +89,13 @@ int RunApply(const ApplyOptions& options, CommandContext& ctx) {
       } else if (document.workload.has_value()) {
         DefaultNamespace(*document.workload, options.namespace_name);
         *request.add_workloads() = std::move(*document.workload);
+      } else if (document.configuration.has_value()) {
+        // Like Kueue's, the Configuration is the server's start-up file,
+        // not an object in the API.
+        ctx.err << "error: " << source.name << ": " << DocumentLabel(document)
+                << ": a Kueue Configuration is read by kqd at start "
+                   "(kqd --config=FILE), not applied\n";
+        unsupported = true;
       }
     }
   }

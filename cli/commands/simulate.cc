@@ -53,21 +53,28 @@ int RunSimulate(const SimulateOptions& options, std::ostream& out,
       for (const std::string& warning : doc.warnings) {
         err << "Warning: " << warning << "\n";
       }
-      if (IsKueueConfiguration(doc)) {
+      if (doc.configuration.has_value() || IsKueueConfiguration(doc)) {
         if (++configurations > 1) {
           err << "error: " << DocumentName(source, doc)
               << ": at most one Kueue Configuration per scenario\n";
           return kExitError;
         }
-        err << "Warning: " << DocumentName(source, doc)
-            << ": kq reads no Configuration option yet; Kueue's defaults "
-               "apply\n";
-        continue;
       }
       if (!doc.status.ok()) {
         err << "error: " << DocumentName(source, doc) << ": "
             << doc.status.message() << "\n";
         return kExitError;
+      }
+      if (doc.configuration.has_value()) {
+        absl::StatusOr<Configuration> configuration =
+            codec::FromProto(*doc.configuration);
+        if (!configuration.ok()) {
+          err << "error: " << DocumentName(source, doc) << ": "
+              << configuration.status().message() << "\n";
+          return kExitError;
+        }
+        scenario.configuration = *std::move(configuration);
+        continue;
       }
       if (doc.config_object.has_value()) {
         absl::StatusOr<ConfigObject> object =

@@ -41,6 +41,7 @@ template <typename T>
 using Repeated = google::protobuf::RepeatedPtrField<T>;
 
 constexpr absl::string_view kKueueGroup = "kueue.x-k8s.io";
+constexpr absl::string_view kKueueConfigGroup = "config.kueue.x-k8s.io";
 constexpr absl::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 constexpr absl::string_view kPriorityClassLabel =
     "kueue.x-k8s.io/priority-class";
@@ -738,6 +739,96 @@ absl::Status ReadJob(ObjectReader& root, v1::Workload* wl,
 }
 
 // ---------------------------------------------------------------------------
+// Kueue's Configuration.
+
+// Fields of Kueue's Configuration about running inside Kubernetes (the
+// manager, webhooks, integrations, ...): accepted and ignored silently.
+constexpr absl::string_view kKubernetesConfigurationFields[] = {
+    "namespace",
+    "manageJobsWithoutQueueName",
+    "managedJobsNamespaceSelector",
+    "internalCertManagement",
+    "clientConnection",
+    "integrations",
+    "multiKueue",
+    "queueVisibility",
+    "visibilityServer",
+    "objectRetentionPolicies",
+    "webhook",
+    "leaderElection",
+    "metrics",
+    "health",
+    "pprofBindAddress",
+    "controller"};
+
+// Fields that change admission in Kueue but not in kq: accepted with a
+// warning saying so.
+constexpr std::pair<absl::string_view, absl::string_view>
+    kIgnoredAdmissionFields[] = {
+        {"waitForPodsReady",
+         "kq has no pods to wait for; runners report readiness through "
+         "the launcher API instead"},
+        {"admissionFairSharing", "admission fair sharing is not supported"},
+        {"featureGates", "kq runs with Kueue's default feature gates"},
+};
+
+absl::Status ReadConfiguration(ObjectReader& root, Version version,
+                               v1::Configuration* config,
+                               std::vector<std::string>* warnings) {
+  for (absl::string_view field : kKubernetesConfigurationFields) {
+    root.Ignore(field);
+  }
+  for (const auto& [field, why] : kIgnoredAdmissionFields) {
+    if (root.Find(field) != nullptr) {
+      warnings->push_back(absl::StrCat(field, ": ignored by kq (", why, ")"));
+    }
+  }
+  KQ_MANIFEST_RETURN_IF_ERROR(
+      root.ReadObject("fairSharing", [&](ObjectReader& f) -> absl::Status {
+        bool enabled = true;
+        if (version == Version::kV1beta1) {
+          KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<bool> enable,
+                                       f.Bool("enable"));
+          enabled = enable.value_or(false);
+        }
+        google::protobuf::RepeatedPtrField<std::string> strategies;
+        KQ_MANIFEST_RETURN_IF_ERROR(
+            f.ReadStringList("preemptionStrategies", &strategies));
+        if (enabled) {
+          *config->mutable_fair_sharing()->mutable_preemption_strategies() =
+              std::move(strategies);
+        }
+        return absl::OkStatus();
+      }));
+  return root.ReadObject("resources", [&](ObjectReader& r) -> absl::Status {
+    v1::ResourcesConfig* resources = config->mutable_resources();
+    if (version == Version::kV1beta2) {
+      KQ_MANIFEST_RETURN_IF_ERROR(r.ReadString(
+          "quotaCheckStrategy", resources->mutable_quota_check_strategy()));
+    }
+    KQ_MANIFEST_RETURN_IF_ERROR(
+        r.ReadStringList("excludeResourcePrefixes",
+                         resources->mutable_exclude_resource_prefixes()));
+    if (r.Find("deviceClassMappings") != nullptr) {
+      warnings->push_back(
+          "resources.deviceClassMappings: ignored by kq (dynamic resource "
+          "allocation is not supported)");
+    }
+    return r.ReadObjectList(
+        "transformations", [&](ObjectReader& t) -> absl::Status {
+          v1::ResourceTransformation* out = resources->add_transformations();
+          KQ_MANIFEST_RETURN_IF_ERROR(
+              t.ReadRequiredString("input", out->mutable_input()));
+          KQ_MANIFEST_RETURN_IF_ERROR(
+              t.ReadString("strategy", out->mutable_strategy()));
+          KQ_MANIFEST_RETURN_IF_ERROR(
+              t.ReadString("multiplyBy", out->mutable_multiply_by()));
+          return t.ReadQuantityMap("outputs", out->mutable_outputs());
+        });
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Dispatch.
 
 constexpr absl::string_view kSupportedKueueKinds[] = {
@@ -776,6 +867,21 @@ absl::Status ConvertObject(const json& object, Document* doc) {
         ReadNamespace(root, doc->config_object.emplace().mutable_namespace_());
   } else if (*api_version == "batch/v1" && *kind == "Job") {
     status = ReadJob(root, &doc->workload.emplace(), &doc->warnings);
+  } else if (group == kKueueConfigGroup && *kind == "Configuration") {
+    Version version;
+    if (version_name == "v1beta1") {
+      version = Version::kV1beta1;
+    } else if (version_name == "v1beta2") {
+      version = Version::kV1beta2;
+    } else {
+      return FieldError(
+          "apiVersion",
+          absl::StrCat("Configuration is not served in ", *api_version,
+                       "; use ", kKueueConfigGroup, "/v1beta1 or ",
+                       kKueueConfigGroup, "/v1beta2"));
+    }
+    status = ReadConfiguration(root, version, &doc->configuration.emplace(),
+                               &doc->warnings);
   } else if (group == kKueueGroup) {
     bool supported = false;
     for (absl::string_view k : kSupportedKueueKinds) supported |= (k == *kind);

@@ -1,7 +1,8 @@
 #pragma once
 
 // Kueue manifests <-> kq.v1 protos. Reads the YAML users already have
-// (kueue.x-k8s.io/v1beta1 and v1beta2 objects, v1 Namespace, batch/v1 Job)
+// (kueue.x-k8s.io/v1beta1 and v1beta2 objects, v1 Namespace, batch/v1 Job,
+// Kueue's Configuration)
 // and writes Kueue-shaped JSON/YAML for `kq get -o json|yaml`.
 
 #include <map>
@@ -34,8 +35,12 @@ struct Document {
   absl::Status status;
   // Exactly one is set when status is OK. A batch/v1 Job labelled
   // kueue.x-k8s.io/queue-name becomes a Workload named "job-<name>".
+  // A Kueue Configuration document (config.kueue.x-k8s.io/v1beta1 or
+  // v1beta2) sets `configuration`: its admission settings, for `kqd
+  // --config` and `kq simulate`.
   std::optional<v1::ConfigObject> config_object;
   std::optional<v1::Workload> workload;
+  std::optional<v1::Configuration> configuration;
   // Things accepted but worth telling the user.
   std::vector<std::string> warnings;
 };

@@ -10,6 +10,7 @@
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
 
+#include "server/core/config.h"
 #include "server/core/objects.h"
 
 namespace kq::codec {
@@ -23,6 +24,12 @@ v1::ConfigObject ToProto(const ConfigObject& object);
 // Converts a proto workload, spec and status. InvalidArgument as above.
 absl::StatusOr<Workload> FromProto(const v1::Workload& proto);
 v1::Workload ToProto(const Workload& workload);
+
+// Converts and validates (ValidateConfiguration) the admission settings of
+// a Kueue Configuration document. InvalidArgument naming the field path
+// ("fairSharing.preemptionStrategies[1]", "resources.transformations[0]
+// .outputs[cpu]") for unknown strategies or unparsable quantities.
+absl::StatusOr<Configuration> FromProto(const v1::Configuration& proto);
 
 // Kubernetes-style timestamps.
 absl::Time FromProto(const google::protobuf::Timestamp& ts);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -13,13 +14,49 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "spdlog/spdlog.h"
 
+#include "client-lib/manifest/manifest.h"
 #include "server/api/services.h"
+#include "server/codec/codec.h"
 #include "server/common/clock.h"
 #include "server/common/status_macros.h"
 #include "server/engine/engine.h"
 #include "server/store/sqlite/sqlite_store.h"
 
 namespace kq::daemon {
+
+absl::StatusOr<Configuration> ReadConfigurationFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("--config: cannot read ", path));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::vector<manifest::Document>> docs =
+      manifest::ParseManifests(text.str());
+  if (!docs.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", docs.status().message()));
+  }
+  if (docs->size() != 1 || !(*docs)[0].status.ok() ||
+      !(*docs)[0].configuration.has_value()) {
+    std::string why = docs->size() == 1 && !(*docs)[0].status.ok()
+                          ? std::string((*docs)[0].status.message())
+                          : "expected exactly one document of kind "
+                            "Configuration (config.kueue.x-k8s.io/v1beta1 "
+                            "or v1beta2)";
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
+  }
+  for (const std::string& warning : (*docs)[0].warnings) {
+    spdlog::warn("{}: {}", path, warning);
+  }
+  absl::StatusOr<Configuration> configuration =
+      codec::FromProto(*(*docs)[0].configuration);
+  if (!configuration.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", configuration.status().message()));
+  }
+  return configuration;
+}
 
 absl::Status Run(const Config& config) {
   // Signals are taken by one thread with sigwait, so block them before any
@@ -43,7 +80,14 @@ absl::Status Run(const Config& config) {
   KQ_ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStore> store,
                       store::SqliteStore::Open(db_path, store_options));
 
-  engine::Engine engine(*store, Clock::Real());
+  engine::EngineOptions engine_options;
+  if (!config.config_file.empty()) {
+    KQ_ASSIGN_OR_RETURN(engine_options.configuration,
+                        ReadConfigurationFile(config.config_file));
+    spdlog::info("configuration from {}: fair sharing {}", config.config_file,
+                 engine_options.configuration.fair_sharing ? "on" : "off");
+  }
+  engine::Engine engine(*store, Clock::Real(), engine_options);
   KQ_RETURN_IF_ERROR(engine.Start());
 
   api::AdminServiceImpl admin(engine);

@@ -3,6 +3,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include "server/core/config.h"
 
 namespace kq::daemon {
 
@@ -18,7 +21,16 @@ struct Config {
   // SQLite synchronous=FULL (durable across power loss) unless false.
   bool sync_full = true;
   std::string log_level = "info";
+  // A Kueue Configuration document (config.kueue.x-k8s.io/v1beta1 or
+  // v1beta2); empty: Kueue's defaults. Only its admission settings
+  // (fairSharing, resources) are used.
+  std::string config_file;
 };
+
+// Reads the Kueue Configuration at `path`: a YAML or JSON file holding
+// exactly one Configuration document. InvalidArgument naming the file and
+// field when it is malformed; NotFound when it cannot be read.
+absl::StatusOr<Configuration> ReadConfigurationFile(const std::string& path);
 
 // Composition root: opens the store, starts the engine, serves gRPC (with
 // health checking and reflection) until SIGTERM or SIGINT, then shuts down

@@ -80,6 +80,7 @@ absl::StatusOr<T> Engine::Call(std::function<absl::StatusOr<T>()> fn) {
 }
 
 absl::Status Engine::Start() {
+  state_.SetConfiguration(options_.configuration);
   KQ_RETURN_IF_ERROR(Load());
   KQ_ASSIGN_OR_RETURN(int64_t oldest, store_.OldestEventRevision());
   KQ_ASSIGN_OR_RETURN(std::vector<store::Event> events,

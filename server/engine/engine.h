@@ -27,6 +27,7 @@
 
 #include "server/admission/state.h"
 #include "server/common/clock.h"
+#include "server/core/config.h"
 #include "server/core/objects.h"
 #include "server/engine/event_log.h"
 #include "server/store/store.h"
@@ -41,6 +42,8 @@ struct EngineOptions {
   absl::Duration pass_budget = absl::Milliseconds(200);
   // Watch events kept in memory.
   size_t event_log_capacity = 100000;
+  // The Kueue Configuration's admission settings (validated).
+  Configuration configuration;
 };
 
 // The views the engine returns are the admission state's.

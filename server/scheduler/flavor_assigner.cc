@@ -339,9 +339,14 @@ struct PodSetRequests {
   }
 };
 
-PodSetRequests TotalRequests(const PodSet& ps) {
+PodSetRequests TotalRequests(const PodSet& ps, const ResourceConfig* config) {
   PodSetRequests r{ps.name, ps.count, {}};
-  for (const auto& [resource, per_pod] : ps.requests) {
+  // Kueue derives the quota requests from the pod template on every
+  // evaluation, so exclusions and transformations apply to workloads
+  // created before the Configuration changed.
+  const ResourceList per_pod_requests =
+      config == nullptr ? ps.requests : EffectiveRequests(ps.requests, *config);
+  for (const auto& [resource, per_pod] : per_pod_requests) {
     int64_t amount = std::max<int64_t>(0, ResourceAmount(resource, per_pod));
     r.requests[resource] = SaturatingMul(amount, ps.count);
   }
@@ -373,6 +378,13 @@ void AppendPodSet(Assignment& assignment,
   }
   assignment.last_state.last_tried_flavor_idx.push_back(std::move(tried));
   assignment.pod_sets.push_back(std::move(ps));
+}
+
+// Kueue's IgnoreUndeclaredResources (the QuotaCheckStrategy gate is on by
+// default).
+bool IgnoresUndeclared(const ResourceConfig* config) {
+  return config != nullptr &&
+         config->quota_check_strategy == QuotaCheckStrategy::kIgnoreUndeclared;
 }
 
 // Kueue's resolveNoFitReason.
@@ -635,7 +647,7 @@ Assignment FlavorAssigner::Assign(absl::Span<const int32_t> counts) const {
   //    ClusterQueue covers it.
   std::vector<PodSetRequests> requests;
   for (size_t i = 0; i < workload_.pod_sets.size(); ++i) {
-    PodSetRequests r = TotalRequests(workload_.pod_sets[i]);
+    PodSetRequests r = TotalRequests(workload_.pod_sets[i], options_.resources);
     if (!counts.empty()) r = r.ScaledTo(counts[i]);
     if (GroupOf(spec, "pods") >= 0) r.requests["pods"] = r.count;
     requests.push_back(std::move(r));
@@ -652,8 +664,11 @@ Assignment FlavorAssigner::Assign(absl::Span<const int32_t> counts) const {
     std::string group_error;
     for (const auto& [resource, quantity] : group_requests) {
       // A zero request of a resource the ClusterQueue does not cover needs
-      // no flavor.
-      if (GroupOf(spec, resource) < 0 && quantity == 0) continue;
+      // no flavor; with IgnoreUndeclared, neither does any other request.
+      if (GroupOf(spec, resource) < 0 &&
+          (quantity == 0 || IgnoresUndeclared(options_.resources))) {
+        continue;
+      }
       // Assigned together with an earlier resource of its group.
       if (group_flavors.count(resource)) continue;
       FlavorSearch found =

@@ -28,6 +28,7 @@
 #include "absl/types/span.h"
 
 #include "server/cache/cache.h"
+#include "server/core/config.h"
 #include "server/core/objects.h"
 
 namespace kq::scheduler {
@@ -308,6 +309,10 @@ struct FlavorAssignerOptions {
   // Recorded in Assignment::last_state.
   int64_t scheduling_cycle = 0;
   int64_t cluster_queue_generation = 0;
+  // Exclusions, transformations and the quota check strategy of Kueue's
+  // Configuration; null: requests as written, undeclared resources block.
+  // Must outlive the assigner.
+  const ResourceConfig* resources = nullptr;
 };
 
 // Assigns flavors to the pod sets of one workload in one ClusterQueue

@@ -12,6 +12,7 @@ namespace {}  // namespace
 
 absl::StatusOr<Result> Simulate(Scenario scenario, const Options& options) {
   admission::AdmissionState state;
+  state.SetConfiguration(scenario.configuration);
   absl::Time now = absl::UnixEpoch();
   std::set<ObjectKey> seen;
   for (ConfigObject& object : scenario.objects) {

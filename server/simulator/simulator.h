@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 
 #include "server/admission/state.h"
+#include "server/core/config.h"
 #include "server/core/objects.h"
 
 namespace kq::simulator {
@@ -21,6 +22,9 @@ struct Scenario {
   // quota; every other one is pending. Creation timestamps order pending
   // workloads; UIDs, when given, break ties as in Kueue.
   std::vector<Workload> workloads;
+  // The scenario's Kueue Configuration (validated); default: Kueue's
+  // behaviour without one.
+  Configuration configuration;
 };
 
 struct Options {
