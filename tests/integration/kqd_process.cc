@@ -31,7 +31,7 @@ KqdProcess::~KqdProcess() {
   if (pid_ > 0) Kill();
 }
 
-absl::Status KqdProcess::Start() {
+absl::Status KqdProcess::Start(const std::vector<std::string>& extra_args) {
   const std::string port_file = data_dir_ + "/port";
   std::filesystem::remove(port_file);
   pid_ = fork();
@@ -39,8 +39,13 @@ absl::Status KqdProcess::Start() {
   if (pid_ == 0) {
     std::string data_flag = "--data-dir=" + data_dir_;
     std::string port_flag = "--port-file=" + port_file;
-    execl(KQD_PATH, KQD_PATH, "--listen=127.0.0.1:0", data_flag.c_str(),
-          port_flag.c_str(), "--log-level=warn", static_cast<char*>(nullptr));
+    std::vector<std::string> args = {KQD_PATH, "--listen=127.0.0.1:0",
+                                     data_flag, port_flag, "--log-level=warn"};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(KQD_PATH, argv.data());
     _exit(127);
   }
   for (int i = 0; i < 600; ++i) {

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -23,7 +24,8 @@ class KqdProcess {
   ~KqdProcess();
 
   // Starts kqd on 127.0.0.1 with port 0 and waits until it serves.
-  absl::Status Start();
+  // `extra_args` are added to kqd's command line (e.g. --config=FILE).
+  absl::Status Start(const std::vector<std::string>& extra_args = {});
   // SIGKILL: no shutdown, no flush beyond what was committed.
   void Kill();
   // SIGTERM and wait; returns the exit status.

@@ -364,5 +364,150 @@ TEST_F(KqdTest, WatchStreamsCommittedChangesInOrder) {
   EXPECT_GT(events[0].revision(), from);
 }
 
+const v1::Condition* FindCondition(const v1::Workload& wl,
+                                   const std::string& type) {
+  for (const v1::Condition& c : wl.status().conditions()) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+TEST_F(KqdTest, HighPriorityWorkloadPreemptsRunningOne) {
+  // The seed ClusterQueue preempts LowerPriority within itself.
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  auto low = client_->SubmitWorkload(GpuWorkload("low", 16, "experiment"));
+  ASSERT_TRUE(low.ok()) << low.status();
+  ASSERT_TRUE(IsAdmitted(low->workload()));
+
+  // Acknowledged once the victim is evicted, its quota released and the
+  // preemptor admitted, all committed.
+  auto high =
+      client_->SubmitWorkload(GpuWorkload("high", 8, "production-training"));
+  ASSERT_TRUE(high.ok()) << high.status();
+  EXPECT_TRUE(IsAdmitted(high->workload()));
+
+  auto victim = client_->GetWorkload("team-ml", "low");
+  ASSERT_TRUE(victim.ok()) << victim.status();
+  EXPECT_FALSE(IsAdmitted(victim->workload()));
+  EXPECT_FALSE(victim->workload().status().has_admission());
+  const v1::Condition* evicted = FindCondition(victim->workload(), "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->status(), "True");
+  EXPECT_EQ(evicted->reason(), "Preempted");
+  const v1::Condition* preempted =
+      FindCondition(victim->workload(), "Preempted");
+  ASSERT_NE(preempted, nullptr);
+  EXPECT_EQ(preempted->reason(), "InClusterQueue");
+  EXPECT_THAT(preempted->message(), HasSubstr("Preempted to accommodate"));
+  // Back in the queue, waiting for the quota the preemptor holds.
+  const v1::Condition* reserved =
+      FindCondition(victim->workload(), "QuotaReserved");
+  ASSERT_NE(reserved, nullptr);
+  EXPECT_EQ(reserved->status(), "False");
+
+  // The preemption survives a kill -9: the victim is still pending.
+  Restart(/*kill=*/true);
+  auto after = client_->GetWorkload("team-ml", "low");
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(IsAdmitted(after->workload()));
+  auto high_after = client_->GetWorkload("team-ml", "high");
+  ASSERT_TRUE(high_after.ok());
+  EXPECT_TRUE(IsAdmitted(high_after->workload()));
+}
+
+// kqd --config: the Kueue Configuration's resource transformations apply
+// to what kqd admits; a bad Configuration stops kqd before it serves.
+TEST(KqdConfigTest, ConfigurationFileTransformsRequests) {
+  TempDir dir;
+  const std::string config_path = dir.path() + "/kueue-config.yaml";
+  {
+    std::ofstream out(config_path);
+    out << R"(apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+fairSharing:
+  enable: true
+resources:
+  transformations:
+  - input: nvidia.com/mig-1g.5gb
+    strategy: Replace
+    outputs: {credits: "10"}
+)";
+  }
+  KqdProcess kqd(dir.path());
+  ASSERT_TRUE(kqd.Start({"--config=" + config_path}).ok());
+  auto client = kqd.NewClient();
+  auto docs = manifest::ParseManifests(R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [credits]
+    flavors:
+    - name: default
+      resources: [{name: credits, nominalQuota: 30}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: ml, name: lq}
+spec: {clusterQueue: cq}
+)");
+  ASSERT_TRUE(docs.ok());
+  v1::ApplyRequest request;
+  for (manifest::Document& doc : *docs) {
+    ASSERT_TRUE(doc.status.ok()) << doc.status;
+    *request.add_objects() = *doc.config_object;
+  }
+  ASSERT_TRUE(client->Apply(request).ok());
+
+  auto mig_workload = [](const std::string& name, int count) {
+    v1::Workload wl;
+    wl.mutable_metadata()->set_name(name);
+    wl.mutable_metadata()->set_namespace_("ml");
+    wl.mutable_spec()->set_queue_name("lq");
+    v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
+    ps->set_name("main");
+    ps->set_count(count);
+    (*ps->mutable_requests())["nvidia.com/mig-1g.5gb"] = "1";
+    return wl;
+  };
+  // 2 slices = 20 credits: admitted, charged in credits.
+  auto a = client->SubmitWorkload(mig_workload("a", 2));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(IsAdmitted(a->workload()));
+  const v1::PodSetAssignment& assignment =
+      a->workload().status().admission().pod_set_assignments(0);
+  EXPECT_EQ(assignment.resource_usage().at("credits"), "20");
+  EXPECT_EQ(assignment.resource_usage().count("nvidia.com/mig-1g.5gb"), 0u);
+  // 2 more would need 40 of 30 credits.
+  auto b = client->SubmitWorkload(mig_workload("b", 2));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(IsAdmitted(b->workload()));
+}
+
+TEST(KqdConfigTest, InvalidConfigurationStopsKqd) {
+  TempDir dir;
+  const std::string config_path = dir.path() + "/kueue-config.yaml";
+  {
+    std::ofstream out(config_path);
+    out << R"(apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+fairSharing:
+  preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]
+)";
+  }
+  KqdProcess kqd(dir.path());
+  absl::Status started = kqd.Start({"--config=" + config_path});
+  EXPECT_FALSE(started.ok());
+  EXPECT_THAT(std::string(started.message()), HasSubstr("exited early"));
+  KqdProcess missing(dir.path());
+  EXPECT_FALSE(missing.Start({"--config=" + dir.path() + "/nope.yaml"}).ok());
+}
+
 }  // namespace
 }  // namespace kq::testing
