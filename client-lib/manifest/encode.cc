@@ -189,6 +189,10 @@ json QueueStatusJson(const Status& status, const char* usage_key) {
   return out;
 }
 
+json FairSharingStatusJson(const v1::FairSharingStatus& status) {
+  return json{{"weightedShare", status.weighted_share()}};
+}
+
 json ResourceFlavorJson(const v1::ResourceFlavor& rf) {
   json out = Header(kKueueV1beta1, "ResourceFlavor");
   out["metadata"] = MetadataJson(rf.metadata());
@@ -272,6 +276,10 @@ json ClusterQueueJson(const v1::ClusterQueue& cq) {
   }
   if (cq.has_status()) {
     out["status"] = QueueStatusJson(cq.status(), "flavorsUsage");
+    if (cq.status().has_fair_sharing()) {
+      out["status"]["fairSharing"] =
+          FairSharingStatusJson(cq.status().fair_sharing());
+    }
   }
   return out;
 }
@@ -289,6 +297,10 @@ json CohortJson(const v1::Cohort& co) {
       spec["fairSharing"] = FairSharingJson(co.spec().fair_sharing());
     }
     out["spec"] = std::move(spec);
+  }
+  if (co.status().has_fair_sharing()) {
+    out["status"]["fairSharing"] =
+        FairSharingStatusJson(co.status().fair_sharing());
   }
   return out;
 }

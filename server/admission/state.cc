@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "server/cache/fair_sharing.h"
 #include "server/common/status_macros.h"
 #include "server/preemption/classical.h"
 #include "server/preemption/oracle.h"
@@ -518,6 +519,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   scheduler::SchedulingContext context{&flavors_, &namespaces_};
   context.cluster_queue_generations = &cluster_queue_generations_;
   context.fair_sharing = configuration_.fair_sharing.has_value();
+  context.resources = &configuration_.resources;
   while (true) {
     auto popped = queues_.PopHeads([this](const std::string& name) {
       const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(name);
@@ -976,6 +978,12 @@ ObjectView AdmissionState::ViewOf(const ConfigObject& object) const {
     view.status = ClusterQueueStatusOf(cq->meta.name);
   } else if (const auto* lq = std::get_if<LocalQueue>(&object)) {
     view.status = LocalQueueStatusOf(*lq);
+  } else if (const auto* cohort = std::get_if<Cohort>(&object)) {
+    const cache::CohortSnapshot* node = cache_.FindCohort(cohort->meta.name);
+    if (configuration_.fair_sharing.has_value() && node != nullptr) {
+      view.status.emplace().weighted_share =
+          cache::DominantResourceShare(*node).WeightedShare();
+    }
   } else if (std::holds_alternative<AdmissionCheck>(object)) {
     view.conditions.push_back(Condition{kConditionActive, "True", "Active",
                                         "The admission check is active",
@@ -1021,6 +1029,9 @@ QueueStatus AdmissionState::ClusterQueueStatusOf(
         spec.resource_groups, cq->node.usage, &cq->node, in_cohort);
     status.flavors_usage = UsageByFlavor(
         spec.resource_groups, cq->admitted_usage, &cq->node, in_cohort);
+    if (configuration_.fair_sharing.has_value()) {
+      status.weighted_share = cache::DominantResourceShare(*cq).WeightedShare();
+    }
   }
   status.pending_workloads = queues_.PendingCount(name);
   for (const auto& [key, wl] : workloads_) {

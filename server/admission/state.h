@@ -47,6 +47,9 @@ struct QueueStatus {
   int32_t pending_workloads = 0;
   int32_t reserving_workloads = 0;
   int32_t admitted_workloads = 0;
+  // Kueue's status.fairSharing.weightedShare, set while fair sharing is on
+  // (also for Cohorts, whose status has nothing else).
+  std::optional<int64_t> weighted_share;
 };
 
 // A configuration object as read: the object plus computed status.

@@ -37,14 +37,27 @@ void FillQueueStatus(const engine::QueueStatus& from, Status* to) {
   to->set_admitted_workloads(from.admitted_workloads);
 }
 
+void FillFairSharingStatus(const engine::QueueStatus& from,
+                           v1::FairSharingStatus* to) {
+  to->set_weighted_share(*from.weighted_share);
+}
+
 }  // namespace
 
 v1::ConfigObject ToProto(const engine::ObjectView& view) {
   v1::ConfigObject proto = codec::ToProto(view.object);
   if (view.status.has_value()) {
     if (proto.has_cluster_queue()) {
-      FillQueueStatus(*view.status,
-                      proto.mutable_cluster_queue()->mutable_status());
+      v1::ClusterQueueStatus* status =
+          proto.mutable_cluster_queue()->mutable_status();
+      FillQueueStatus(*view.status, status);
+      if (view.status->weighted_share.has_value()) {
+        FillFairSharingStatus(*view.status, status->mutable_fair_sharing());
+      }
+    } else if (proto.has_cohort() && view.status->weighted_share.has_value()) {
+      FillFairSharingStatus(
+          *view.status,
+          proto.mutable_cohort()->mutable_status()->mutable_fair_sharing());
     } else if (proto.has_local_queue()) {
       FillQueueStatus(*view.status,
                       proto.mutable_local_queue()->mutable_status());

@@ -92,17 +92,24 @@ struct SchedulingContext {
   // deleted) or its cohort tree's quotas change, so that old bookmarks are
   // dropped.
   const std::map<std::string, int64_t>* cluster_queue_generations = nullptr;
-  // Kueue's fair sharing (a Configuration with fairSharing): heads are
-  // ordered by the fair-sharing tournament instead of the classical
-  // iterator, and flavor assignment may preempt while borrowing.
+  // Kueue's fair sharing (a Configuration with fairSharing): entries are
+  // ordered by the fair-sharing tournament (FairSharingIterator) instead of
+  // the classical iterator, and flavor assignment may preempt while
+  // borrowing when reclaimWithinCohort is not Never. Fair-sharing
+  // preemption itself is the oracle's.
   bool fair_sharing = false;
+  // How pod requests become quota requests (Kueue's Configuration
+  // resources); null: as written, undeclared resources block.
+  const ResourceConfig* resources = nullptr;
 };
 
 // Runs one pass over `heads`: nominates each (checks the queue is active
 // and admits the namespace, assigns flavors, tries partial admission when
 // the full workload does not fit), orders the entries as Kueue's classical
-// iterator (borrowing level, then priority, then queue-order time), then
-// processes them in order: NoFit is reported; Preempt without preemption
+// iterator (borrowing level, then priority, then queue-order time) or, with
+// context.fair_sharing, by Kueue's fair-sharing tournament (each next entry
+// chosen over the cache as the entries before it left it), then processes
+// them in order: NoFit is reported; Preempt without preemption
 // targets is reported as WaitingForQuota and, unless the ClusterQueue's
 // reclaimWithinCohort is Any, holds the capacity it would take for the
 // rest of the pass; Preempt with targets that overlap those of an earlier
