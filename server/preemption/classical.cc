@@ -57,19 +57,6 @@ struct Element {
   Variant variant = Variant::kNever;
 };
 
-// Kueue's WorkloadUsesResources: whether the workload's admission assigns
-// one of `frs`.
-bool UsesResources(const Workload& workload,
-                   const std::set<FlavorResource>& frs) {
-  if (!workload.admission.has_value()) return false;
-  for (const PodSetAssignment& ps : workload.admission->pod_set_assignments) {
-    for (const auto& [resource, flavor] : ps.flavors) {
-      if (frs.count(FlavorResource{flavor, resource}) > 0) return true;
-    }
-  }
-  return false;
-}
-
 // Whether a chain of parents from `cq` reaches a cohort cycle; Kueue marks
 // such ClusterQueues inactive, and walking their ancestors would not end.
 bool InCohortCycle(const ClusterQueueSnapshot& cq) {
@@ -176,7 +163,7 @@ class ClassicalSearch {
   // Kueue's classifyPreemptionVariant.
   Variant Classify(const Workload& workload, const std::string& cluster_queue,
                    bool hierarchical_advantage) const {
-    if (!UsesResources(workload, preemptor_.frs_need_preemption)) {
+    if (!WorkloadUsesResources(workload, preemptor_.frs_need_preemption)) {
       return Variant::kNever;
     }
     const bool same_queue = cluster_queue == cq_.name();
@@ -389,6 +376,17 @@ std::pair<bool, FlavorResourceQuantities> QuantitiesFitInQuota(
         std::max<int64_t>(0, SaturatingSub(value, node.LocalAvailable(fr)));
   }
   return {fits, std::move(remaining)};
+}
+
+bool WorkloadUsesResources(const Workload& workload,
+                           const std::set<FlavorResource>& frs) {
+  if (!workload.admission.has_value()) return false;
+  for (const PodSetAssignment& ps : workload.admission->pod_set_assignments) {
+    for (const auto& [resource, flavor] : ps.flavors) {
+      if (frs.count(FlavorResource{flavor, resource}) > 0) return true;
+    }
+  }
+  return false;
 }
 
 bool IsWithinNominalInResources(const cache::ResourceNode& node,

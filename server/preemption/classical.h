@@ -6,8 +6,8 @@
 // whose eviction lets a preemptor fit in its ClusterQueue. Candidates are
 // tried in order, removing each from the quota tree until the preemptor
 // fits; then those that are not needed after all are added back, newest
-// removal first ("fill-back"). Fair-sharing preemption and TAS are not
-// covered. Pure: the quota tree is changed only for the duration of the
+// removal first ("fill-back"). Fair-sharing preemption is in fair.h; TAS
+// is not covered. Pure: the quota tree is changed only for the duration of the
 // call and restored before returning.
 //
 // Example:
@@ -86,6 +86,11 @@ std::vector<Target> ClassicalTargets(
 std::pair<bool, cache::FlavorResourceQuantities> QuantitiesFitInQuota(
     const cache::ResourceNode& node,
     const cache::FlavorResourceQuantities& requests);
+
+// Kueue's WorkloadUsesResources: whether the workload's admission assigns
+// one of `frs` to some resource (false without an admission).
+bool WorkloadUsesResources(const Workload& workload,
+                           const std::set<cache::FlavorResource>& frs);
 
 // Kueue's IsWithinNominalInResources: whether the node's usage is at most
 // its subtree quota for every flavor-resource in `frs`.

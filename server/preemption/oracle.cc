@@ -34,6 +34,10 @@ std::vector<Target> Oracle::Search(const std::string& cluster_queue,
                       .cluster_queue = cluster_queue,
                       .requests = std::move(requests),
                       .frs_need_preemption = std::move(frs)};
+  if (fair_sharing_.has_value()) {
+    return FairTargets(cache_, preemptor, holding_quota_, now_, features_,
+                       *fair_sharing_);
+  }
   return ClassicalTargets(cache_, preemptor, holding_quota_, now_, features_);
 }
 

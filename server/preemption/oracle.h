@@ -1,13 +1,14 @@
 #pragma once
 
 // Kueue's PreemptionOracle (pkg/scheduler/preemption/preemption_oracle.go)
-// and the classical half of its Preemptor.GetTargets, on top of
-// ClassicalTargets: the flavor assigner asks whether preemption could free
-// one flavor-resource, the scheduler asks for the workloads to evict for a
-// whole assignment. Fair-sharing preemption is not covered.
+// and Kueue's Preemptor.GetTargets: the flavor assigner asks whether
+// preemption could free one flavor-resource, the scheduler asks for the
+// workloads to evict for a whole assignment. Both search the live quota
+// tree with ClassicalTargets, or with FairTargets when fair sharing is
+// configured (Kueue's enableFairSharing).
 //
 // Example:
-//   Oracle oracle(cache, holding_quota, now, features);
+//   Oracle oracle(cache, holding_quota, now, features, config.fair_sharing);
 //   scheduler::SchedulingContext context{&flavors, &namespaces};
 //   context.oracle = &oracle;
 //   scheduler::Schedule(cache, heads, context, now);
@@ -24,6 +25,7 @@
 #include "server/core/config.h"
 #include "server/core/objects.h"
 #include "server/preemption/classical.h"
+#include "server/preemption/fair.h"
 #include "server/preemption/priority.h"
 #include "server/scheduler/flavor_assigner.h"
 
@@ -34,15 +36,16 @@ namespace kq::preemption {
 std::set<cache::FlavorResource> FlavorResourcesNeedPreemption(
     const scheduler::Assignment& assignment);
 
-// A PreemptionOracle that searches Kueue's classical way over the live
-// quota tree. Holds references to the cache and to the workloads holding
-// quota, which must outlive it; the cache is changed only during a call and
-// restored before it returns. Thread-compatible.
+// A PreemptionOracle that searches Kueue's classical or fair-sharing way
+// over the live quota tree. Holds references to the cache and to the workloads
+// holding quota, which must outlive it; the cache is changed only during a call
+// and restored before it returns. Thread-compatible.
 class Oracle final : public scheduler::PreemptionOracle {
  public:
   // `holding_quota` are the workloads whose usage `cache` holds (see
-  // ClassicalTargets); `now` and `features` are passed on to it.
-  // `fair_sharing`, when set, makes the search Kueue's fair-sharing one.
+  // ClassicalTargets); `now` and `features` are passed on to the search.
+  // `fair_sharing`, when set, makes the search Kueue's fair-sharing one
+  // (FairTargets with its strategies); otherwise it is classical.
   Oracle(cache::Cache& cache, std::vector<const Workload*> holding_quota,
          absl::Time now, Features features = {},
          std::optional<FairSharingConfig> fair_sharing = std::nullopt);
@@ -55,9 +58,8 @@ class Oracle final : public scheduler::PreemptionOracle {
       const cache::ClusterQueueSnapshot& cq, const Workload& workload,
       const cache::FlavorResource& fr, int64_t quantity) const override;
 
-  // Kueue's GetTargets with classical preemption: ClassicalTargets for the
-  // assignment's whole usage, candidates restricted to users of its
-  // Preempt-mode flavor-resources.
+  // Kueue's GetTargets: the search for the assignment's whole usage,
+  // candidates restricted to users of its Preempt-mode flavor-resources.
   std::vector<scheduler::PreemptionTarget> GetTargets(
       const cache::ClusterQueueSnapshot& cq, const Workload& workload,
       const scheduler::Assignment& assignment) const override;

@@ -21,14 +21,20 @@ namespace kq::preemption {
 inline constexpr char kPriorityBoostAnnotation[] =
     "kueue.x-k8s.io/priority-boost";
 
-// Kueue feature gates that change how preemption compares workloads. Both
-// default to Kueue's defaults for the gates they model. Value type.
+// Kueue feature gates that change how preemption compares and chooses
+// workloads. Each defaults to Kueue's default for the gate it models (at
+// the Kueue version kq follows). Value type.
 struct Features {
   // PriorityBoost (alpha, off): honour the priority-boost annotation.
   bool priority_boost = false;
   // AdmissionFairSharing (Kueue's afsEnabled): within one ClusterQueue,
   // candidates from LocalQueues with more fair-sharing usage go first.
   bool admission_fair_sharing = false;
+  // FairSharingPreemptWithinNominal (beta, on): in fair-sharing
+  // preemption, a preemptor ClusterQueue within nominal quota on the
+  // contested flavor-resources (its workload counted) reclaims from
+  // borrowing ClusterQueues without the fair-sharing strategies.
+  bool fair_sharing_preempt_within_nominal = true;
 };
 
 // Kueue's priority.Priority: the workload's spec priority (kq resolves the

@@ -35,6 +35,7 @@
 #include "server/cache/cache.h"
 #include "server/core/quantity.h"
 #include "server/preemption/policy.h"
+#include "tests/server/preemption/preemption_test_util.h"
 #include "tests/testing/builders.h"
 
 namespace kq::preemption {
@@ -48,12 +49,20 @@ using ::kq::testing::ClusterQueueBuilder;
 using ::kq::testing::CohortBuilder;
 using ::kq::testing::WorkloadBuilder;
 
-const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
-
-constexpr char kLowerPriority[] = "LowerPriority";
-constexpr char kLowerOrNewer[] = "LowerOrNewerEqualPriority";
-constexpr char kNever[] = "Never";
-constexpr char kAny[] = "Any";
+using ::kq::preemption::test_util::FlavorChoice;
+using ::kq::preemption::test_util::Holding;
+using ::kq::preemption::test_util::HoldingCpu;
+using ::kq::preemption::test_util::Incoming;
+using ::kq::preemption::test_util::kAny;
+using ::kq::preemption::test_util::kLowerOrNewer;
+using ::kq::preemption::test_util::kLowerPriority;
+using ::kq::preemption::test_util::kNever;
+using ::kq::preemption::test_util::kNow;
+using ::kq::preemption::test_util::NeedPreemption;
+using ::kq::preemption::test_util::PodSetChoice;
+using ::kq::preemption::test_util::Single;
+using ::kq::preemption::test_util::TotalRequests;
+using ::kq::preemption::test_util::UsageOfTree;
 
 // Kueue's defaultClusterQueues of TestPreemption.
 std::vector<ClusterQueue> DefaultClusterQueues() {
@@ -153,67 +162,6 @@ std::vector<ClusterQueue> DefaultClusterQueues() {
   };
 }
 
-// One resource a workload holds: (resource, flavor, quantity).
-struct Use {
-  std::string resource;
-  std::string flavor;
-  std::string quantity;
-};
-
-// A workload of one pod with `priority` holding `uses` in `cluster_queue`
-// since `reserved_at` (Kueue's MakeWorkload...ReserveQuotaAt).
-Workload Holding(const std::string& name, int32_t priority,
-                 const std::string& cluster_queue, std::vector<Use> uses,
-                 absl::Time reserved_at = kNow) {
-  WorkloadBuilder workload(name);
-  AdmissionBuilder admission(cluster_queue);
-  workload.Priority(priority);
-  for (const Use& use : uses) {
-    workload.Request(use.resource, use.quantity);
-    admission.Assign(use.resource, use.flavor, use.quantity);
-  }
-  workload.ReserveQuota(admission.Build(), reserved_at);
-  return workload.Build();
-}
-
-// A CPU-only workload holding `cpu` of flavor "default".
-Workload HoldingCpu(const std::string& name, int32_t priority,
-                    const std::string& cluster_queue, const std::string& cpu) {
-  return Holding(name, priority, cluster_queue, {{"cpu", "default", cpu}});
-}
-
-// Kueue's baseIncomingWl: one pod set "main" of one pod.
-WorkloadBuilder Incoming(
-    int32_t priority,
-    std::vector<std::pair<std::string, std::string>> requests) {
-  WorkloadBuilder workload("in");
-  workload.Uid("wl-in").Label("kueue.x-k8s.io/job-uid", "job-in");
-  workload.Priority(priority);
-  for (const auto& [resource, quantity] : requests) {
-    workload.Request(resource, quantity);
-  }
-  return workload;
-}
-
-// The flavor chosen for one resource of the preemptor, and whether its
-// mode is Preempt (else Fit).
-struct FlavorChoice {
-  std::string resource;
-  std::string flavor;
-  bool preempt = true;
-};
-
-// The assignment of one pod set of the preemptor.
-struct PodSetChoice {
-  int32_t count = 1;
-  std::vector<FlavorChoice> flavors;
-};
-
-// Kueue's singlePodSetAssignment.
-std::vector<PodSetChoice> Single(std::vector<FlavorChoice> flavors) {
-  return {{.count = 1, .flavors = std::move(flavors)}};
-}
-
 struct PreemptionCase {
   std::string name;
   // Empty means DefaultClusterQueues().
@@ -229,59 +177,6 @@ struct PreemptionCase {
 
 // Prints the case name, so failures name the case rather than its bytes.
 void PrintTo(const PreemptionCase& tc, std::ostream* os) { *os << tc.name; }
-
-// Kueue's assignment.TotalRequestsFor: each pod set's per-pod requests
-// times the assigned count, on the chosen flavors; zero requests skipped.
-FlavorResourceQuantities TotalRequests(
-    const Workload& workload, const std::vector<PodSetChoice>& assignment) {
-  FlavorResourceQuantities usage;
-  for (size_t i = 0; i < assignment.size() && i < workload.pod_sets.size();
-       ++i) {
-    for (const auto& [resource, quantity] : workload.pod_sets[i].requests) {
-      const int64_t amount = ResourceAmount(resource, quantity);
-      if (amount == 0) continue;
-      for (const FlavorChoice& choice : assignment[i].flavors) {
-        if (choice.resource != resource) continue;
-        FlavorResource fr{choice.flavor, resource};
-        usage[fr] = SaturatingAdd(usage[fr],
-                                  SaturatingMul(amount, assignment[i].count));
-      }
-    }
-  }
-  return usage;
-}
-
-// Kueue's flavorResourcesNeedPreemption.
-std::set<FlavorResource> NeedPreemption(
-    const std::vector<PodSetChoice>& assignment) {
-  std::set<FlavorResource> frs;
-  for (const PodSetChoice& ps : assignment) {
-    for (const FlavorChoice& choice : ps.flavors) {
-      if (choice.preempt) frs.insert({choice.flavor, choice.resource});
-    }
-  }
-  return frs;
-}
-
-// Every node's non-zero usage, to check the tree is restored.
-std::map<std::string, FlavorResourceQuantities> UsageOfTree(
-    const Cache& cache) {
-  std::map<std::string, FlavorResourceQuantities> usage;
-  auto non_zero = [](const FlavorResourceQuantities& m) {
-    FlavorResourceQuantities out;
-    for (const auto& [fr, v] : m) {
-      if (v != 0) out[fr] = v;
-    }
-    return out;
-  };
-  for (const auto& [name, cq] : cache.cluster_queues()) {
-    usage["cq/" + name] = non_zero(cq->node.usage);
-  }
-  for (const auto& [name, cohort] : cache.cohorts()) {
-    usage["cohort/" + name] = non_zero(cohort->node.usage);
-  }
-  return usage;
-}
 
 class ClassicalPreemptionTest
     : public ::testing::TestWithParam<PreemptionCase> {};
