@@ -918,9 +918,10 @@ bool FlavorAssigner::CanPreemptWhileBorrowing() const {
   const ClusterQueuePreemption& p = cq_.spec.preemption;
   const bool borrow_within_cohort = !p.borrow_within_cohort_policy.empty() &&
                                     p.borrow_within_cohort_policy != "Never";
-  const bool fair_sharing_reclaim = options_.enable_fair_sharing &&
-                                    !p.reclaim_within_cohort.empty() &&
-                                    p.reclaim_within_cohort != "Never";
+  // Only an explicit Never forbids it, as in Kueue (objects read through
+  // the codec always carry Kueue's default, Never).
+  const bool fair_sharing_reclaim =
+      options_.enable_fair_sharing && p.reclaim_within_cohort != "Never";
   return borrow_within_cohort || fair_sharing_reclaim;
 }
 

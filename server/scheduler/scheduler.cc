@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
+#include "server/scheduler/fair_sharing_iterator.h"
 #include "server/scheduler/podset_reducer.h"
 
 namespace kq::scheduler {
@@ -57,7 +59,9 @@ Nomination InitialAssignment(const Workload& wl,
                              const PreemptionOracle& oracle,
                              const LastAssignment* last) {
   FlavorAssignerOptions options;
+  options.enable_fair_sharing = context.fair_sharing;
   options.scheduling_cycle = context.scheduling_cycle;
+  options.resources = context.resources;
   options.cluster_queue_generation = GenerationOf(context, cq.name());
   FlavorAssigner assigner(wl, cq, *context.flavors, oracle, last, options);
   Assignment full = assigner.Assign();
@@ -235,20 +239,34 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
     inadmissible.push_back(std::move(rejected));
   }
 
-  // 2. Order (Kueue's classical iterator, EntryOrderLess): lower borrowing
-  //    level first, then higher priority, then earlier queue-order
-  //    timestamp.
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return EntryOrderLess(*a.head->workload, a.assignment.borrowing,
-                          *b.head->workload, b.assignment.borrowing);
-  });
+  // 2. Order. Classical (EntryOrderLess): lower borrowing level first, then
+  //    higher priority, then earlier queue-order timestamp, decided once.
+  //    Fair sharing: a tournament per pop over the shares the cache has
+  //    then, so the entries processed before count.
+  std::optional<FairSharingIterator> fair_order;
+  if (context.fair_sharing) {
+    std::vector<FairSharingCandidate> candidates;
+    candidates.reserve(entries.size());
+    for (const Entry& entry : entries) {
+      candidates.push_back(
+          {entry.head->workload, entry.cq, &entry.assignment.usage});
+    }
+    fair_order.emplace(std::move(candidates));
+  } else {
+    std::sort(
+        entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+          return EntryOrderLess(*a.head->workload, a.assignment.borrowing,
+                                *b.head->workload, b.assignment.borrowing);
+        });
+  }
 
   // 3. Process each entry against the cache as earlier entries left it.
   //    `preempted` are the targets of the entries that preempt in this pass
   //    (Kueue's preemptedWorkloads).
   std::vector<Reservation> reservations;
   std::set<const Workload*> preempted;
-  for (Entry& entry : entries) {
+  for (size_t n = 0; n < entries.size(); ++n) {
+    Entry& entry = fair_order ? entries[fair_order->Pop()] : entries[n];
     const Assignment& assignment = entry.assignment;
     EntryResult r{entry.head->workload, entry.head->cluster_queue};
     r.mode = assignment.RepresentativeMode();
