@@ -759,7 +759,8 @@ constexpr absl::string_view kKubernetesConfigurationFields[] = {
     "metrics",
     "health",
     "pprofBindAddress",
-    "controller"};
+    "controller",
+    "tls"};
 
 // Fields that change admission in Kueue but not in kq: accepted with a
 // warning saying so.
@@ -779,9 +780,15 @@ absl::Status ReadConfiguration(ObjectReader& root, Version version,
     root.Ignore(field);
   }
   for (const auto& [field, why] : kIgnoredAdmissionFields) {
-    if (root.Find(field) != nullptr) {
-      warnings->push_back(absl::StrCat(field, ": ignored by kq (", why, ")"));
+    const json* value = root.Find(field);
+    if (value == nullptr) continue;
+    // v1beta1's waitForPodsReady is off unless it says enable: true
+    // (Kueue's conversion drops it otherwise), so kq ignores nothing.
+    if (version == Version::kV1beta1 && field == "waitForPodsReady" &&
+        !(value->is_object() && value->value("enable", json()) == true)) {
+      continue;
     }
+    warnings->push_back(absl::StrCat(field, ": ignored by kq (", why, ")"));
   }
   KQ_MANIFEST_RETURN_IF_ERROR(
       root.ReadObject("fairSharing", [&](ObjectReader& f) -> absl::Status {
@@ -794,6 +801,15 @@ absl::Status ReadConfiguration(ObjectReader& root, Version version,
         google::protobuf::RepeatedPtrField<std::string> strategies;
         KQ_MANIFEST_RETURN_IF_ERROR(
             f.ReadStringList("preemptionStrategies", &strategies));
+        // v1beta1 defaults an empty list to both strategies (left empty
+        // here, which the proto reads as that default); v1beta2 has no
+        // default and Kueue's validation requires the list.
+        if (version == Version::kV1beta2 && strategies.empty()) {
+          return FieldError(
+              f.PathOf("preemptionStrategies"),
+              "required (v1beta2 has no default; v1beta1's is "
+              "[LessThanOrEqualToFinalShare, LessThanInitialShare])");
+        }
         if (enabled) {
           *config->mutable_fair_sharing()->mutable_preemption_strategies() =
               std::move(strategies);
@@ -974,6 +990,7 @@ Document ConvertDocument(const json& object, int index) {
   if (!doc.status.ok()) {
     doc.config_object.reset();
     doc.workload.reset();
+    doc.configuration.reset();
   }
   return doc;
 }

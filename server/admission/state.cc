@@ -392,15 +392,15 @@ void AdmissionState::ApplyStopPolicies(absl::Time now) {
         MarkWorkload(key, Change::kModified);
       }
     }
-    if (!HoldsQuota(wl)) continue;
+    if (!HoldsQuota(wl) || IsEvicting(wl)) continue;
     bool admitted = IsConditionTrue(wl.conditions, kConditionAdmitted);
     if (admitted) {
       if (lq_policy == StopPolicy::kHoldAndDrain) {
         Evict(wl, "LocalQueueStopped", "The LocalQueue is stopped", now);
-        CompleteEviction(wl, now);
+        StopOrRelease(wl, now);
       } else if (cq_policy == StopPolicy::kHoldAndDrain) {
         Evict(wl, "ClusterQueueStopped", "The ClusterQueue is stopped", now);
-        CompleteEviction(wl, now);
+        StopOrRelease(wl, now);
       }
     } else if (lq_policy != StopPolicy::kNone ||
                cq_policy != StopPolicy::kNone) {
@@ -427,6 +427,41 @@ void AdmissionState::Evict(Workload& wl, const std::string& reason,
                      check.state)};
   }
   MarkWorkload(KeyOf(wl), Change::kModified);
+}
+
+void AdmissionState::StopOrRelease(Workload& wl, absl::Time now) {
+  if (wl.runner.has_value() && wl.runner->lease_expire_time > now) {
+    // The runner is told through Heartbeat, Admit and Watch; the quota
+    // stays reserved until it confirms, its lease lapses or the grace
+    // period ends, so two workloads never hold the same quota.
+    wl.stop_deadline = now + eviction_grace_;
+    MarkWorkload(KeyOf(wl), Change::kModified);
+    return;
+  }
+  ReleaseEvicted(wl, now);
+}
+
+void AdmissionState::ReleaseEvicted(Workload& wl, absl::Time now) {
+  wl.stop_deadline.reset();
+  wl.runner.reset();
+  CompleteEviction(wl, now);
+  const NamespacedName key = KeyOf(wl);
+  last_assignments_.erase(key);
+  // Requeued=True (preemption): back to its queue as a pending workload.
+  if (wl.active && IsConditionTrue(wl.conditions, kConditionRequeued)) {
+    EnqueueOrBlock(wl, now);
+  }
+  // A preemptor waiting for this quota tries again.
+  needs_scheduling_ = true;
+}
+
+void AdmissionState::ReleaseOverdueEvictions(absl::Time now) {
+  for (auto& [key, wl] : workloads_) {
+    if (!wl.stop_deadline.has_value()) continue;
+    const bool lease_lapsed =
+        !wl.runner.has_value() || wl.runner->lease_expire_time <= now;
+    if (*wl.stop_deadline <= now || lease_lapsed) ReleaseEvicted(wl, now);
+  }
 }
 
 void AdmissionState::CompleteEviction(Workload& wl, absl::Time now) {
@@ -510,6 +545,7 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
 int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   needs_scheduling_ = false;
   // 0. Workloads whose admission check backoff is over join their queues.
+  ReleaseOverdueEvictions(now);
   RequeueBackedOff(now);
   int passes = 0;
   // Workloads holding quota, kept across passes: admissions add to it; an
@@ -626,6 +662,8 @@ bool AdmissionState::IssuePreemptions(
     // scheduler does not let targets overlap) must not be released twice.
     if (it == workloads_.end() || !HoldsQuota(it->second)) continue;
     Workload& victim = it->second;
+    // Kueue's "preemption ongoing": a victim evicted earlier still stops.
+    if (IsEvicting(victim)) continue;
     const std::string message =
         PreemptionMessage(preemptor, target.reason, preemptor_path,
                           ClusterQueuePath(cache_, target.cluster_queue));
@@ -633,10 +671,7 @@ bool AdmissionState::IssuePreemptions(
     // Kueue's SetPreemptedCondition.
     SetCondition(&victim.conditions,
                  Condition{"Preempted", "True", target.reason, message, now});
-    CompleteEviction(victim, now);
-    // Requeued=True: back to its queue as a new pending workload.
-    last_assignments_.erase(it->first);
-    EnqueueOrBlock(victim, now);
+    StopOrRelease(victim, now);
     evicted_any = true;
   }
   return evicted_any;
@@ -791,9 +826,11 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
     queues_.Remove(key);
     last_assignments_.erase(key);
     wl.requeue_at.reset();
-    Evict(wl, kReasonDeactivatedByCheck,
-          absl::StrCat("The workload is deactivated due to ", why), now);
-    CompleteEviction(wl, now);
+    if (!IsEvicting(wl)) {
+      Evict(wl, kReasonDeactivatedByCheck,
+            absl::StrCat("The workload is deactivated due to ", why), now);
+      StopOrRelease(wl, now);
+    }
     return wl;
   }
   if (state == "Retry") {
@@ -808,10 +845,9 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
     Evict(wl, kReasonAdmissionCheck,
           absl::StrCat("Evicted due to ", AdmissionChecksMessage(wl, "Retry")),
           now);
-    CompleteEviction(wl, now);
-    last_assignments_.erase(key);
-    // RunPasses requeues it once the backoff is over.
-    needs_scheduling_ = true;
+    // RunPasses requeues it once the quota is released and the backoff is
+    // over.
+    StopOrRelease(wl, now);
     return wl;
   }
   SyncAdmitted(wl, now);
@@ -820,17 +856,24 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
 
 std::optional<absl::Time> AdmissionState::NextWakeup() const {
   std::optional<absl::Time> next;
-  for (const auto& [key, wl] : workloads_) {
-    if (!wl.active || !WaitsForCheckBackoff(wl)) continue;
-    absl::Time at = wl.requeue_at.value_or(absl::InfinitePast());
+  auto consider = [&next](absl::Time at) {
     if (!next.has_value() || at < *next) next = at;
+  };
+  for (const auto& [key, wl] : workloads_) {
+    if (wl.stop_deadline.has_value()) {
+      consider(*wl.stop_deadline);
+      if (wl.runner.has_value()) consider(wl.runner->lease_expire_time);
+      continue;
+    }
+    if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) continue;
+    consider(wl.requeue_at.value_or(absl::InfinitePast()));
   }
   return next;
 }
 
 void AdmissionState::RequeueBackedOff(absl::Time now) {
   for (auto& [key, wl] : workloads_) {
-    if (!wl.active || !WaitsForCheckBackoff(wl)) continue;
+    if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) continue;
     if (wl.requeue_at.has_value() && *wl.requeue_at > now) continue;
     wl.requeue_at.reset();
     SetCondition(&wl.conditions,
@@ -965,11 +1008,139 @@ absl::StatusOr<Workload> AdmissionState::FinishWorkload(
   queues_.Remove(key);
   last_assignments_.erase(key);
   ReleaseQuota(wl);
+  wl.runner.reset();
+  wl.stop_deadline.reset();
   SetCondition(&wl.conditions,
                Condition{kConditionFinished, "True", reason, message, now});
   changes_.finished_workloads[key] = wl;
   MarkWorkload(key, Change::kModified);
   return wl;
+}
+
+absl::StatusOr<HeartbeatResult> AdmissionState::Heartbeat(
+    const NamespacedName& key, const std::string& runner_id,
+    absl::Duration lease, bool stopped, absl::Time now) {
+  if (runner_id.empty()) {
+    return absl::InvalidArgumentError("runner_id: required");
+  }
+  if (lease <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("lease: must be positive");
+  }
+  auto it = workloads_.find(key);
+  if (it == workloads_.end()) {
+    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+  }
+  Workload& wl = it->second;
+  const bool other_runner = wl.runner.has_value() &&
+                            wl.runner->id != runner_id &&
+                            wl.runner->lease_expire_time > now;
+  if (other_runner) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(Describe(key), " is run by runner \"", wl.runner->id,
+                     "\" (lease until ",
+                     absl::FormatTime(wl.runner->lease_expire_time), ")"));
+  }
+  if (!HoldsQuota(wl)) {
+    // Released already (the lease lapsed or the grace period ended while
+    // it was being evicted): whatever still runs must stop.
+    if (stopped) return HeartbeatResult{wl, false};
+    return absl::FailedPreconditionError(
+        absl::StrCat(Describe(key), " holds no quota: stop it"));
+  }
+  if (stopped) {
+    if (!IsEvicting(wl)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          Describe(key),
+          " is not being evicted; report its end with FinishWorkload"));
+    }
+    ReleaseEvicted(wl, now);
+    return HeartbeatResult{wl, false};
+  }
+  if (!IsEvicting(wl) && !IsConditionTrue(wl.conditions, kConditionAdmitted)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        Describe(key), " is not admitted yet (admission checks pending)"));
+  }
+  wl.runner = Runner{runner_id, now + lease};
+  MarkWorkload(key, Change::kModified);
+  return HeartbeatResult{wl, IsEvicting(wl)};
+}
+
+absl::StatusOr<Workload> AdmissionState::Preempt(const NamespacedName& key,
+                                                 const std::string& message,
+                                                 const std::string& actor,
+                                                 bool deactivate,
+                                                 absl::Time now) {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end()) {
+    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+  }
+  Workload& wl = it->second;
+  const std::string who = actor.empty() ? "operator" : actor;
+  const std::string why = message.empty() ? "" : absl::StrCat(": ", message);
+  if (deactivate) {
+    if (!wl.active) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(Describe(key), " is already deactivated"));
+    }
+    Deactivate(wl, absl::StrCat("The workload is deactivated by ", who, why),
+               now);
+    return wl;
+  }
+  if (!HoldsQuota(wl)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(Describe(key), " holds no quota to preempt"));
+  }
+  if (IsEvicting(wl)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(Describe(key), " is already being evicted"));
+  }
+  // Requeued at once, as after any preemption.
+  Evict(wl, "Preempted", absl::StrCat("Preempted by ", who, why), now);
+  StopOrRelease(wl, now);
+  return wl;
+}
+
+absl::StatusOr<Workload> AdmissionState::SetActive(const NamespacedName& key,
+                                                   bool active,
+                                                   absl::Time now) {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end()) {
+    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+  }
+  Workload& wl = it->second;
+  if (wl.active == active) return wl;
+  if (!active) {
+    Deactivate(wl, "The workload is deactivated", now);
+    return wl;
+  }
+  // Kueue's reactivation: Requeued=True (Reactivated), queued again once
+  // its quota, if still held while stopping, is released.
+  wl.active = true;
+  SetCondition(&wl.conditions,
+               Condition{kConditionRequeued, "True", "Reactivated",
+                         "The workload was reactivated", now});
+  MarkWorkload(key, Change::kModified);
+  if (!HoldsQuota(wl)) EnqueueOrBlock(wl, now);
+  return wl;
+}
+
+void AdmissionState::Deactivate(Workload& wl, const std::string& message,
+                                absl::Time now) {
+  const NamespacedName key = KeyOf(wl);
+  wl.active = false;
+  wl.requeue_at.reset();
+  wl.requeue_count.reset();
+  queues_.Remove(key);
+  last_assignments_.erase(key);
+  MarkWorkload(key, Change::kModified);
+  if (IsEvicting(wl)) return;
+  Evict(wl, "Deactivated", message, now);
+  if (HoldsQuota(wl)) {
+    StopOrRelease(wl, now);
+  } else {
+    SetCondition(&wl.conditions, Condition{kConditionRequeued, "False",
+                                           "Deactivated", message, now});
+  }
 }
 
 ObjectView AdmissionState::ViewOf(const ConfigObject& object) const {

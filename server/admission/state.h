@@ -102,6 +102,13 @@ struct PassLimits {
   std::function<bool()> out_of_time = [] { return false; };
 };
 
+// What a runner's Heartbeat learns.
+struct HeartbeatResult {
+  Workload workload;
+  // The workload was evicted: stop it and confirm with stopped=true.
+  bool stop = false;
+};
+
 // Thread-compatible: one owner thread.
 class AdmissionState {
  public:
@@ -196,10 +203,44 @@ class AdmissionState {
       const NamespacedName& key, const std::string& check,
       const std::string& state, const std::string& message,
       std::optional<int32_t> requeue_after_seconds, absl::Time now);
-  // The earliest `requeue_at` of a workload waiting out an admission check
-  // backoff, or nullopt when none waits: a caller with a clock runs
-  // RunPasses() again once it passes.
+  // The earliest time something is due without a command: the end of an
+  // admission check backoff, an evicting workload's stop deadline or its
+  // runner's lease expiry. Nullopt when nothing waits; a caller with a
+  // clock runs RunPasses() again once it passes.
   std::optional<absl::Time> NextWakeup() const;
+
+  // ---- Runners and operators -------------------------------------------
+  // How long an evicted workload with a live runner keeps its quota while
+  // waiting for the runner to confirm the stop. Default 30 s.
+  void set_eviction_grace(absl::Duration grace) { eviction_grace_ = grace; }
+
+  // The runner handshake. Attaches `runner_id` to an admitted workload or
+  // renews its lease to now + `lease`; once the workload is evicted the
+  // result says stop, and a call with `stopped` releases the quota (the
+  // workload is requeued or not, as its eviction reason says).
+  // FailedPrecondition when another runner holds a live lease, when the
+  // workload holds no quota (the caller must stop), when it is not admitted
+  // yet, or for `stopped` when it is not being evicted; NotFound when
+  // unknown; InvalidArgument for an empty runner id or a lease <= 0.
+  absl::StatusOr<HeartbeatResult> Heartbeat(const NamespacedName& key,
+                                            const std::string& runner_id,
+                                            absl::Duration lease, bool stopped,
+                                            absl::Time now);
+  // Operator eviction: Evicted=True, reason Preempted ("Preempted by
+  // <actor>: <message>"), then requeued once stopped; with `deactivate`,
+  // as SetActive(false) with the actor in the message.
+  // FailedPrecondition when it holds no quota or is already being evicted
+  // (or, with `deactivate`, is inactive already); NotFound when unknown.
+  absl::StatusOr<Workload> Preempt(const NamespacedName& key,
+                                   const std::string& message,
+                                   const std::string& actor, bool deactivate,
+                                   absl::Time now);
+  // Kueue's spec.active. false: leaves its queue; Evicted=True reason
+  // Deactivated, quota released once stopped (Requeued=False,
+  // Deactivated). true: Requeued=True (Reactivated) and queued again.
+  // NotFound when unknown.
+  absl::StatusOr<Workload> SetActive(const NamespacedName& key, bool active,
+                                     absl::Time now);
 
   // ---- Scheduling ------------------------------------------------------
   // Runs Kueue scheduling passes (at most one head per ClusterQueue each)
@@ -219,10 +260,20 @@ class AdmissionState {
   // The pending queues, for tests that check which workloads are left in
   // a ClusterQueue's heap and which are parked as inadmissible.
   const queue::Manager& queues_for_test() const { return queues_; }
+  const queue::Manager& queues() const { return queues_; }
+  const std::map<std::string, Namespace>& namespaces() const {
+    return namespaces_;
+  }
+  // The quota tree. Searches that try removals (the preemption oracle) use
+  // the mutable form and restore it before returning.
+  const cache::Cache& cache() const { return cache_; }
+  cache::Cache& cache_for_search() { return cache_; }
 
   // ---- Changes ---------------------------------------------------------
   // Returns and forgets what changed since the last call.
   Changes TakeChanges();
+  // What changed since the last TakeChanges(), without forgetting it.
+  const Changes& pending_changes() const { return changes_; }
   // Sets the revision of a changed object or workload still in memory.
   void StampRevision(const ObjectKey& key, int64_t revision);
   void StampRevision(const NamespacedName& key, int64_t revision);
@@ -258,6 +309,18 @@ class AdmissionState {
   // confirming the stop come with the launcher API; until then kq
   // completes evictions at once.
   void CompleteEviction(Workload& workload, absl::Time now);
+  // After Evict(): with a runner holding a live lease, sets the stop
+  // deadline and waits for it; otherwise ReleaseEvicted() at once.
+  void StopOrRelease(Workload& workload, absl::Time now);
+  // CompleteEviction(), the runner detached, and back to its queue when
+  // Requeued=True and active.
+  void ReleaseEvicted(Workload& workload, absl::Time now);
+  // Releases evicting workloads whose stop deadline passed or whose
+  // runner's lease lapsed.
+  void ReleaseOverdueEvictions(absl::Time now);
+  // spec.active=false with its eviction (Kueue's workload controller).
+  void Deactivate(Workload& workload, const std::string& message,
+                  absl::Time now);
   void UnsetQuotaReservation(Workload& workload, const std::string& reason,
                              const std::string& message, absl::Time now);
   void QueueInadmissibleInTree(const std::string& cluster_queue);
@@ -284,6 +347,7 @@ class AdmissionState {
   // Kueue's AllocatableResourceGeneration per ClusterQueue.
   std::map<std::string, int64_t> cluster_queue_generations_;
   int64_t scheduling_cycle_ = 0;
+  absl::Duration eviction_grace_ = absl::Seconds(30);
   Changes changes_;
   bool config_changed_ = false;
   bool needs_scheduling_ = false;

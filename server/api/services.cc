@@ -94,8 +94,111 @@ bool WatchMatches(const v1::WatchRequest& filter, const store::Event& event) {
       (wl == nullptr || wl->meta.name != filter.workload_name())) {
     return false;
   }
+  if (!filter.cluster_queue().empty()) {
+    if (wl != nullptr) {
+      // Admitted there; a pending workload's LocalQueue is not resolved
+      // here, so only admitted ones match.
+      if (!wl->admission.has_value() ||
+          wl->admission->cluster_queue != filter.cluster_queue()) {
+        return false;
+      }
+    } else if (std::string(kind) != "ClusterQueue" ||
+               meta->name != filter.cluster_queue()) {
+      return false;
+    }
+  }
   return true;
 }
+
+absl::Duration FromProtoDuration(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+v1::AdmitResponse::Outcome ToProto(engine::AdmitOutcome::Kind kind) {
+  switch (kind) {
+    case engine::AdmitOutcome::Kind::kAdmitted:
+      return v1::AdmitResponse::ADMITTED;
+    case engine::AdmitOutcome::Kind::kPending:
+      return v1::AdmitResponse::PENDING;
+    case engine::AdmitOutcome::Kind::kFinished:
+      return v1::AdmitResponse::FINISHED;
+    case engine::AdmitOutcome::Kind::kDeactivated:
+      return v1::AdmitResponse::DEACTIVATED;
+  }
+  return v1::AdmitResponse::OUTCOME_UNSPECIFIED;
+}
+
+std::string QuantityText(const std::string& resource, Quantity q) {
+  return codec::QuantityToProto(resource, q);
+}
+
+void FillVictims(
+    const std::vector<admission::Victim>& victims,
+    google::protobuf::RepeatedPtrField<v1::PreemptionVictim>* out) {
+  for (const admission::Victim& victim : victims) {
+    v1::PreemptionVictim* v = out->Add();
+    v->set_namespace_(victim.workload.first);
+    v->set_name(victim.workload.second);
+    v->set_cluster_queue(victim.cluster_queue);
+    v->set_reason(victim.reason);
+  }
+}
+
+// One Admit call. The engine answers on its own thread; the client may go
+// away first. Whichever comes first finishes the call, once.
+class AdmitReactor final : public grpc::ServerUnaryReactor {
+ public:
+  AdmitReactor(engine::Engine& engine, v1::AdmitResponse* response)
+      : engine_(engine), shared_(std::make_shared<Shared>()) {
+    shared_->reactor = this;
+    shared_->response = response;
+  }
+
+  void Start(engine::AdmitWait wait) {
+    std::shared_ptr<Shared> shared = shared_;
+    id_ = engine_.Admit(
+        std::move(wait),
+        [shared](absl::StatusOr<engine::AdmitOutcome> outcome) {
+          if (shared->finished.exchange(true)) return;
+          if (!outcome.ok()) {
+            shared->reactor->Finish(ToGrpcStatus(outcome.status()));
+            return;
+          }
+          v1::AdmitResponse* response = shared->response;
+          response->set_outcome(ToProto(outcome->kind));
+          FillWorkload(outcome->view, response->mutable_workload(),
+                       response->mutable_placements());
+          response->set_reason(outcome->reason);
+          response->set_message(outcome->message);
+          if (outcome->view.position.has_value()) {
+            response->set_position(*outcome->view.position);
+          }
+          shared->reactor->Finish(grpc::Status::OK);
+        });
+  }
+
+  void Fail(const grpc::Status& status) {
+    if (!shared_->finished.exchange(true)) Finish(status);
+  }
+
+  void OnCancel() override {
+    if (shared_->finished.exchange(true)) return;
+    engine_.CancelAdmit(id_);
+    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "Admit cancelled"));
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  struct Shared {
+    std::atomic<bool> finished{false};
+    grpc::ServerUnaryReactor* reactor = nullptr;
+    v1::AdmitResponse* response = nullptr;
+  };
+  engine::Engine& engine_;
+  std::shared_ptr<Shared> shared_;
+  int64_t id_ = 0;
+};
 
 }  // namespace
 
@@ -261,6 +364,141 @@ grpc::Status QueueServiceImpl::FinishWorkload(
   return grpc::Status::OK;
 }
 
+grpc::ServerUnaryReactor* QueueServiceImpl::Admit(
+    grpc::CallbackServerContext* context, const v1::AdmitRequest* request,
+    v1::AdmitResponse* response) {
+  auto* reactor = new AdmitReactor(engine_, response);
+  engine::AdmitWait wait;
+  if (request->has_workload()) {
+    absl::StatusOr<Workload> wl = codec::FromProto(request->workload());
+    if (!wl.ok()) {
+      reactor->Fail(ToGrpcStatus(About("workload", wl.status())));
+      return reactor;
+    }
+    wait.submit = *std::move(wl);
+  } else if (request->name().empty() || request->namespace_().empty()) {
+    reactor->Fail(ToGrpcStatus(absl::InvalidArgumentError(
+        "namespace and name, or workload: required")));
+    return reactor;
+  } else {
+    wait.key = {request->namespace_(), request->name()};
+  }
+  const absl::Duration timeout = FromProtoDuration(request->timeout());
+  if (timeout < absl::ZeroDuration()) {
+    reactor->Fail(ToGrpcStatus(
+        absl::InvalidArgumentError("timeout: must not be negative")));
+    return reactor;
+  }
+  // Without a timeout, answer PENDING just before the caller's deadline
+  // would cancel the call; with neither, wait for good.
+  const auto chrono_deadline = context->deadline();
+  const absl::Time call_deadline =
+      chrono_deadline == std::chrono::system_clock::time_point::max()
+          ? absl::InfiniteFuture()
+          : absl::FromChrono(chrono_deadline) - absl::Milliseconds(100);
+  wait.deadline = timeout > absl::ZeroDuration()
+                      ? std::min(absl::Now() + timeout, call_deadline)
+                      : call_deadline;
+  wait.runner_id = request->runner_id();
+  if (request->has_lease() &&
+      FromProtoDuration(request->lease()) > absl::ZeroDuration()) {
+    wait.lease = FromProtoDuration(request->lease());
+  }
+  reactor->Start(std::move(wait));
+  return reactor;
+}
+
+grpc::Status QueueServiceImpl::Heartbeat(grpc::ServerContext*,
+                                         const v1::HeartbeatRequest* request,
+                                         v1::HeartbeatResponse* response) {
+  absl::Duration lease = FromProtoDuration(request->lease());
+  if (lease <= absl::ZeroDuration()) lease = absl::Seconds(30);
+  absl::StatusOr<admission::HeartbeatResult> result =
+      engine_.Heartbeat({request->namespace_(), request->name()},
+                        request->runner_id(), lease, request->stopped());
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  const Workload& wl = result->workload;
+  *response->mutable_workload() = codec::ToProto(wl);
+  response->set_stop(result->stop);
+  if (wl.stop_deadline.has_value()) {
+    *response->mutable_stop_deadline() = codec::ToProto(*wl.stop_deadline);
+  }
+  if (wl.runner.has_value()) {
+    *response->mutable_lease_expire_time() =
+        codec::ToProto(wl.runner->lease_expire_time);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueueServiceImpl::Explain(grpc::ServerContext*,
+                                       const v1::ExplainRequest* request,
+                                       v1::ExplainResponse* response) {
+  absl::StatusOr<engine::ExplainResult> result =
+      engine_.Explain({request->namespace_(), request->name()});
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  const admission::Explanation& e = result->explanation;
+  *response->mutable_workload() = codec::ToProto(e.workload);
+  response->set_state(e.state);
+  response->set_cluster_queue(e.cluster_queue);
+  response->set_reason(e.reason);
+  response->set_message(e.message);
+  if (e.position_in_cluster_queue.has_value()) {
+    response->set_position_in_cluster_queue(*e.position_in_cluster_queue);
+  }
+  if (e.position_in_local_queue.has_value()) {
+    response->set_position_in_local_queue(*e.position_in_local_queue);
+  }
+  for (const admission::FlavorAttemptView& attempt : e.attempts) {
+    v1::FlavorAttempt* a = response->add_attempts();
+    a->set_pod_set(attempt.pod_set);
+    a->set_flavor(attempt.flavor);
+    a->set_mode(attempt.mode);
+    for (const std::string& reason : attempt.reasons) a->add_reasons(reason);
+    for (const admission::ResourceShortage& shortage : attempt.shortages) {
+      v1::ResourceShortage* out = a->add_shortages();
+      out->set_resource(shortage.resource);
+      out->set_requested(QuantityText(shortage.resource, shortage.requested));
+      out->set_available(QuantityText(shortage.resource, shortage.available));
+      out->set_nominal_quota(
+          QuantityText(shortage.resource, shortage.nominal_quota));
+      if (shortage.borrowing_limit.has_value()) {
+        out->set_borrowing_limit(
+            QuantityText(shortage.resource, *shortage.borrowing_limit));
+      }
+    }
+  }
+  FillVictims(e.victims, response->mutable_victims());
+  response->set_admissions_per_minute(result->admissions_per_minute);
+  if (result->estimated_start.has_value()) {
+    *response->mutable_estimated_start_time() =
+        codec::ToProto(*result->estimated_start);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueueServiceImpl::Simulate(grpc::ServerContext*,
+                                        const v1::SimulateRequest* request,
+                                        v1::SimulateResponse* response) {
+  std::optional<Workload> workload;
+  if (request->has_workload()) {
+    absl::StatusOr<Workload> wl = codec::FromProto(request->workload());
+    if (!wl.ok()) return ToGrpcStatus(About("workload", wl.status()));
+    workload = *std::move(wl);
+  } else if (request->name().empty() || request->namespace_().empty()) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        "namespace and name, or workload: required"));
+  }
+  absl::StatusOr<admission::WhatIf> what_if = engine_.Simulate(
+      std::move(workload), {request->namespace_(), request->name()});
+  if (!what_if.ok()) return ToGrpcStatus(what_if.status());
+  response->set_admissible(what_if->admissible);
+  *response->mutable_workload() = codec::ToProto(what_if->workload);
+  FillVictims(what_if->victims, response->mutable_victims());
+  response->set_reason(what_if->reason);
+  response->set_message(what_if->message);
+  return grpc::Status::OK;
+}
+
 grpc::Status QueueServiceImpl::Watch(
     grpc::ServerContext* context, const v1::WatchRequest* request,
     grpc::ServerWriter<v1::WatchEvent>* writer) {
@@ -277,6 +515,52 @@ grpc::Status QueueServiceImpl::Watch(
       if (!writer->Write(ToProto(event))) return grpc::Status::OK;
     }
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::Preempt(grpc::ServerContext*,
+                                       const v1::PreemptRequest* request,
+                                       v1::PreemptResponse* response) {
+  absl::StatusOr<Workload> wl = engine_.Preempt(
+      {request->namespace_(), request->name()}, request->message(),
+      request->actor(), request->deactivate());
+  if (!wl.ok()) return ToGrpcStatus(wl.status());
+  *response->mutable_workload() = codec::ToProto(*wl);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::SetWorkloadActive(
+    grpc::ServerContext*, const v1::SetWorkloadActiveRequest* request,
+    v1::SetWorkloadActiveResponse* response) {
+  absl::StatusOr<Workload> wl = engine_.SetWorkloadActive(
+      {request->namespace_(), request->name()}, request->active());
+  if (!wl.ok()) return ToGrpcStatus(wl.status());
+  *response->mutable_workload() = codec::ToProto(*wl);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::SetStopPolicy(
+    grpc::ServerContext*, const v1::SetStopPolicyRequest* request,
+    v1::SetStopPolicyResponse* response) {
+  absl::StatusOr<ObjectKey> key =
+      ParseKey(request->kind(), request->namespace_(), request->name());
+  if (!key.ok()) return ToGrpcStatus(key.status());
+  StopPolicy policy;
+  const std::string& text = request->stop_policy();
+  if (text == "None" || text.empty()) {
+    policy = StopPolicy::kNone;
+  } else if (text == "Hold") {
+    policy = StopPolicy::kHold;
+  } else if (text == "HoldAndDrain") {
+    policy = StopPolicy::kHoldAndDrain;
+  } else {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("stop_policy: unsupported value \"", text,
+                     "\": must be None, Hold or HoldAndDrain")));
+  }
+  absl::StatusOr<engine::ObjectView> view = engine_.SetStopPolicy(*key, policy);
+  if (!view.ok()) return ToGrpcStatus(view.status());
+  *response->mutable_object() = ToProto(*view);
   return grpc::Status::OK;
 }
 

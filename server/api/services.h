@@ -31,13 +31,25 @@ class AdminServiceImpl final : public v1::AdminService::Service {
       grpc::ServerContext* context,
       const v1::SetAdmissionCheckStateRequest* request,
       v1::SetAdmissionCheckStateResponse* response) override;
+  grpc::Status Preempt(grpc::ServerContext* context,
+                       const v1::PreemptRequest* request,
+                       v1::PreemptResponse* response) override;
+  grpc::Status SetWorkloadActive(
+      grpc::ServerContext* context, const v1::SetWorkloadActiveRequest* request,
+      v1::SetWorkloadActiveResponse* response) override;
+  grpc::Status SetStopPolicy(grpc::ServerContext* context,
+                             const v1::SetStopPolicyRequest* request,
+                             v1::SetStopPolicyResponse* response) override;
 
  private:
   engine::Engine& engine_;
 };
 
-// Thread-safe, as AdminServiceImpl.
-class QueueServiceImpl final : public v1::QueueService::Service {
+// Thread-safe, as AdminServiceImpl. Admit uses gRPC's callback API: a
+// waiting call holds no thread.
+class QueueServiceImpl final
+    : public v1::QueueService::WithCallbackMethod_Admit<
+          v1::QueueService::Service> {
  public:
   explicit QueueServiceImpl(engine::Engine& engine) : engine_(engine) {}
 
@@ -59,6 +71,18 @@ class QueueServiceImpl final : public v1::QueueService::Service {
   grpc::Status Watch(grpc::ServerContext* context,
                      const v1::WatchRequest* request,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;
+  grpc::ServerUnaryReactor* Admit(grpc::CallbackServerContext* context,
+                                  const v1::AdmitRequest* request,
+                                  v1::AdmitResponse* response) override;
+  grpc::Status Heartbeat(grpc::ServerContext* context,
+                         const v1::HeartbeatRequest* request,
+                         v1::HeartbeatResponse* response) override;
+  grpc::Status Explain(grpc::ServerContext* context,
+                       const v1::ExplainRequest* request,
+                       v1::ExplainResponse* response) override;
+  grpc::Status Simulate(grpc::ServerContext* context,
+                        const v1::SimulateRequest* request,
+                        v1::SimulateResponse* response) override;
 
  private:
   engine::Engine& engine_;

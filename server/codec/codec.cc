@@ -31,7 +31,7 @@ bool IsByteResource(absl::string_view resource) {
          absl::EndsWith(resource, "storage");
 }
 
-std::string QuantityToProto(absl::string_view resource, Quantity q) {
+std::string QuantityText(absl::string_view resource, Quantity q) {
   return q.ToString(IsByteResource(resource));
 }
 
@@ -307,14 +307,14 @@ void ResourceGroupsToProto(
         v1::ResourceQuota* quota_proto = flavor_proto->add_resources();
         quota_proto->set_name(quota.name);
         quota_proto->set_nominal_quota(
-            QuantityToProto(quota.name, quota.nominal_quota));
+            QuantityText(quota.name, quota.nominal_quota));
         if (quota.borrowing_limit.has_value()) {
           quota_proto->set_borrowing_limit(
-              QuantityToProto(quota.name, *quota.borrowing_limit));
+              QuantityText(quota.name, *quota.borrowing_limit));
         }
         if (quota.lending_limit.has_value()) {
           quota_proto->set_lending_limit(
-              QuantityToProto(quota.name, *quota.lending_limit));
+              QuantityText(quota.name, *quota.lending_limit));
         }
       }
     }
@@ -547,7 +547,7 @@ absl::StatusOr<ResourceList> ResourceListFromProto(
 void ResourceListToProto(const ResourceList& list,
                          google::protobuf::Map<std::string, std::string>* out) {
   for (const auto& [resource, q] : list) {
-    (*out)[resource] = QuantityToProto(resource, q);
+    (*out)[resource] = QuantityText(resource, q);
   }
 }
 
@@ -807,6 +807,13 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
   if (status.requeue_state().has_requeue_at()) {
     wl.requeue_at = FromProto(status.requeue_state().requeue_at());
   }
+  if (status.has_runner()) {
+    wl.runner = Runner{status.runner().id(),
+                       FromProto(status.runner().lease_expire_time())};
+  }
+  if (status.has_stop_deadline()) {
+    wl.stop_deadline = FromProto(status.stop_deadline());
+  }
   return wl;
 }
 
@@ -849,6 +856,14 @@ v1::Workload ToProto(const Workload& workload) {
   if (workload.requeue_at.has_value()) {
     *status->mutable_requeue_state()->mutable_requeue_at() =
         ToProto(*workload.requeue_at);
+  }
+  if (workload.runner.has_value()) {
+    status->mutable_runner()->set_id(workload.runner->id);
+    *status->mutable_runner()->mutable_lease_expire_time() =
+        ToProto(workload.runner->lease_expire_time);
+  }
+  if (workload.stop_deadline.has_value()) {
+    *status->mutable_stop_deadline() = ToProto(*workload.stop_deadline);
   }
   return proto;
 }
@@ -914,6 +929,10 @@ absl::StatusOr<Configuration> FromProto(const v1::Configuration& proto) {
   }
   KQ_RETURN_IF_ERROR(ValidateConfiguration(config));
   return config;
+}
+
+std::string QuantityToProto(absl::string_view resource, Quantity q) {
+  return QuantityText(resource, q);
 }
 
 }  // namespace kq::codec

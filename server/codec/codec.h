@@ -7,6 +7,7 @@
 // wrote in their YAML).
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
 
@@ -30,6 +31,10 @@ v1::Workload ToProto(const Workload& workload);
 // ("fairSharing.preemptionStrategies[1]", "resources.transformations[0]
 // .outputs[cpu]") for unknown strategies or unparsable quantities.
 absl::StatusOr<Configuration> FromProto(const v1::Configuration& proto);
+
+// A quantity as kq writes it for `resource` (binary suffixes for memory
+// and storage): "1500m", "8Gi".
+std::string QuantityToProto(absl::string_view resource, Quantity q);
 
 // Kubernetes-style timestamps.
 absl::Time FromProto(const google::protobuf::Timestamp& ts);

@@ -41,11 +41,18 @@ const char* FairSharingStrategyName(FairSharingStrategy strategy) {
   return "Unknown";
 }
 
+// Checks run in the order of Kueue's Validate (fair sharing, transformations,
+// quota check strategy), so the error returned is the first Kueue lists.
 absl::Status ValidateConfiguration(const Configuration& config) {
   if (config.fair_sharing.has_value()) {
     using enum FairSharingStrategy;
     const std::vector<FairSharingStrategy>& got =
         config.fair_sharing->preemption_strategies;
+    if (got.empty()) {
+      return absl::InvalidArgumentError(
+          "fairSharing.preemptionStrategies: Required value: must be "
+          "specified");
+    }
     const std::vector<std::vector<FairSharingStrategy>> allowed = {
         {kLessThanOrEqualToFinalShare},
         {kLessThanInitialShare},
@@ -66,13 +73,6 @@ absl::Status ValidateConfiguration(const Configuration& config) {
     }
   }
   const ResourceConfig& resources = config.resources;
-  if (resources.quota_check_strategy == QuotaCheckStrategy::kIgnoreUndeclared &&
-      !resources.exclude_resource_prefixes.empty()) {
-    return absl::InvalidArgumentError(
-        "resources.quotaCheckStrategy: Invalid value: \"IgnoreUndeclared\": "
-        "excludeResourcePrefixes is not allowed when quotaCheckStrategy is "
-        "IgnoreUndeclared");
-  }
   std::set<std::string> inputs;
   for (size_t i = 0; i < resources.transformations.size(); ++i) {
     const ResourceTransformation& t = resources.transformations[i];
@@ -85,6 +85,13 @@ absl::Status ValidateConfiguration(const Configuration& config) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ".input: Duplicate value: \"", t.input, "\""));
     }
+  }
+  if (resources.quota_check_strategy == QuotaCheckStrategy::kIgnoreUndeclared &&
+      !resources.exclude_resource_prefixes.empty()) {
+    return absl::InvalidArgumentError(
+        "resources.quotaCheckStrategy: Invalid value: \"IgnoreUndeclared\": "
+        "excludeResourcePrefixes is not allowed when quotaCheckStrategy is "
+        "IgnoreUndeclared");
   }
   return absl::OkStatus();
 }

@@ -93,10 +93,11 @@ struct Configuration {
   friend bool operator==(const Configuration&, const Configuration&) = default;
 };
 
-// Kueue's configuration validation for these fields: the strategy lists it
-// accepts, one transformation per input, no excluded prefixes with
-// IgnoreUndeclared. InvalidArgument names the field
-// ("fairSharing.preemptionStrategies: ...").
+// Kueue's configuration validation for these fields: a non-empty strategy
+// list among those it accepts, one transformation per input, no excluded
+// prefixes with IgnoreUndeclared. InvalidArgument names the field
+// ("fairSharing.preemptionStrategies: ...") of the first error Kueue's
+// validation would list.
 absl::Status ValidateConfiguration(const Configuration& config);
 
 // Kueue's dropExcludedResources then applyResourceTransformations on the

@@ -207,6 +207,10 @@ bool HoldsQuota(const Workload& wl) {
          IsConditionTrue(wl.conditions, kConditionQuotaReserved);
 }
 
+bool IsEvicting(const Workload& wl) {
+  return HoldsQuota(wl) && IsConditionTrue(wl.conditions, kConditionEvicted);
+}
+
 const char* StateName(WorkloadState state) {
   switch (state) {
     case WorkloadState::kPending:

@@ -269,6 +269,14 @@ struct AdmissionCheckState {
                          const AdmissionCheckState&) = default;
 };
 
+// The client running an admitted workload (the runner handshake): one per
+// workload, holding a lease it renews with Heartbeat.
+struct Runner {
+  std::string id;
+  absl::Time lease_expire_time;
+  friend bool operator==(const Runner&, const Runner&) = default;
+};
+
 struct Workload {
   ObjectMeta meta;
   std::string queue_name;
@@ -284,6 +292,12 @@ struct Workload {
   std::vector<AdmissionCheckState> admission_checks;
   std::optional<int32_t> requeue_count;
   std::optional<absl::Time> requeue_at;
+  // Attached while a runner holds a lease on the admitted workload.
+  std::optional<Runner> runner;
+  // Set while the workload is evicted but still holds its quota, waiting
+  // for its runner to confirm it stopped: the quota is released then, when
+  // the runner's lease lapses, or at this time, whichever comes first.
+  std::optional<absl::Time> stop_deadline;
 
   friend bool operator==(const Workload&, const Workload&) = default;
 };
@@ -308,6 +322,9 @@ WorkloadState StateOf(const Workload& wl);
 // Whether the workload holds a quota reservation (Kueue's
 // HasQuotaReservation): an admission and QuotaReserved=True.
 bool HoldsQuota(const Workload& wl);
+// Whether the workload was evicted but still holds its quota (its runner
+// has not confirmed the stop yet).
+bool IsEvicting(const Workload& wl);
 const char* StateName(WorkloadState state);  // "Pending", "Admitted", ...
 
 // Key of a namespaced object: (namespace, name).

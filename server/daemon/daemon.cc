@@ -37,20 +37,30 @@ absl::StatusOr<Configuration> ReadConfigurationFile(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": ", docs.status().message()));
   }
-  if (docs->size() != 1 || !(*docs)[0].status.ok() ||
-      !(*docs)[0].configuration.has_value()) {
-    std::string why = docs->size() == 1 && !(*docs)[0].status.ok()
-                          ? std::string((*docs)[0].status.message())
-                          : "expected exactly one document of kind "
-                            "Configuration (config.kueue.x-k8s.io/v1beta1 "
-                            "or v1beta2)";
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
+  constexpr absl::string_view kWant =
+      "expected exactly one document of kind Configuration "
+      "(config.kueue.x-k8s.io/v1beta1 or v1beta2)";
+  if (docs->size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", kWant, ", got ", docs->size(), " documents"));
   }
-  for (const std::string& warning : (*docs)[0].warnings) {
+  const manifest::Document& doc = (*docs)[0];
+  // Name what the file holds instead, unless the document is too broken to
+  // have a kind: then its own error says more.
+  if (doc.kind != "Configuration" && !(doc.kind.empty() && !doc.status.ok())) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", kWant,
+                                                   ", got kind ", doc.kind,
+                                                   " (", doc.api_version, ")"));
+  }
+  if (!doc.status.ok() || !doc.configuration.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", doc.status.ok() ? kWant : doc.status.message()));
+  }
+  for (const std::string& warning : doc.warnings) {
     spdlog::warn("{}: {}", path, warning);
   }
   absl::StatusOr<Configuration> configuration =
-      codec::FromProto(*(*docs)[0].configuration);
+      codec::FromProto(*doc.configuration);
   if (!configuration.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": ", configuration.status().message()));

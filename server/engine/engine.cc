@@ -81,6 +81,7 @@ absl::StatusOr<T> Engine::Call(std::function<absl::StatusOr<T>()> fn) {
 
 absl::Status Engine::Start() {
   state_.SetConfiguration(options_.configuration);
+  state_.set_eviction_grace(options_.eviction_grace);
   KQ_RETURN_IF_ERROR(Load());
   KQ_ASSIGN_OR_RETURN(int64_t oldest, store_.OldestEventRevision());
   KQ_ASSIGN_OR_RETURN(std::vector<store::Event> events,
@@ -106,6 +107,15 @@ void Engine::Stop() {
     wake_.Signal();
   }
   if (thread_.joinable()) thread_.join();
+  // The engine thread is gone: what still waits for admission never will.
+  for (auto& [key, list] : waiters_) {
+    for (Waiter& waiter : list) {
+      waiter.done(absl::UnavailableError("kqd is shutting down"));
+    }
+  }
+  waiters_.clear();
+  waiter_deadlines_.clear();
+  waiter_keys_.clear();
   event_log_.Close();
 }
 
@@ -120,15 +130,18 @@ void Engine::Loop() {
       // the clock rather than a command: wait for it with a deadline.
       while (commands_.empty() && !stopping_ && !state_.needs_scheduling()) {
         std::optional<absl::Time> wakeup = state_.NextWakeup();
+        const std::optional<absl::Time> waiter = NextWaiterDeadline();
+        if (waiter.has_value() && (!wakeup || *waiter < *wakeup)) {
+          wakeup = waiter;
+        }
         if (!wakeup.has_value()) {
           wake_.Wait(&mu_);
           continue;
         }
         const absl::Duration left = *wakeup - clock_.TimeNow();
-        if (left <= absl::ZeroDuration()) {
-          state_.set_needs_scheduling();
-          break;
-        }
+        // Due: a batch without commands runs the passes and answers the
+        // waiters whose time is up.
+        if (left <= absl::ZeroDuration()) break;
         // The injected clock may not be real time; wake at least once a
         // second to look at it again.
         wake_.WaitWithDeadline(&mu_,
@@ -164,7 +177,11 @@ void Engine::RunBatch(std::deque<Command>& commands) {
                        return clock_.TimeNow() > deadline;
                      }});
   }
-  // 4. One transaction for everything, then the replies.
+  // 4. Answer the admission waiters whose workload was decided (runners
+  //    attach in this same batch).
+  ResolveWaiters();
+  RecordAdmissions();
+  // 5. One transaction for everything, then the replies.
   absl::Status commit = CommitBatch();
   if (!commit.ok()) {
     spdlog::error("commit of revision {} failed: {}; reloading state",
@@ -535,6 +552,311 @@ absl::StatusOr<Workload> Engine::SetAdmissionCheckState(
   absl::StatusOr<WorkloadView> view = GetWorkload(key);
   if (!view.ok()) return view.status();
   return std::move(view->workload);
+}
+
+bool Engine::Post(Command command) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || !running_) return false;
+  commands_.push_back(std::move(command));
+  wake_.Signal();
+  return true;
+}
+
+int64_t Engine::Admit(AdmitWait wait, AdmitDone done) {
+  const int64_t id = next_waiter_id_.fetch_add(1);
+  auto shared_done = std::make_shared<AdmitDone>(std::move(done));
+  const bool posted =
+      Post([this, id, wait = std::move(wait), shared_done]() mutable {
+        auto fail = [this, shared_done](absl::Status status) {
+          replies_.push_back([shared_done, status](const absl::Status&) {
+            (*shared_done)(status);
+          });
+        };
+        if (wait.submit.has_value()) {
+          NameIfGenerated(*wait.submit);
+          wait.key = KeyOf(*wait.submit);
+          if (!state_.FindWorkload(wait.key)) {
+            absl::Status valid = ValidateSubmitted(*wait.submit);
+            if (valid.ok()) valid = state_.CheckPriorityClass(*wait.submit, {});
+            if (!valid.ok()) return fail(valid);
+            absl::StatusOr<ApplyResult> submitted =
+                DoSubmit(*std::move(wait.submit), /*from_apply=*/true);
+            if (!submitted.ok()) return fail(submitted.status());
+          }
+          wait.submit.reset();
+        }
+        const NamespacedName key = wait.key;
+        absl::StatusOr<std::optional<Workload>> known = LookupWorkload(key);
+        if (!known.ok()) return fail(known.status());
+        if (!known->has_value()) {
+          return fail(
+              absl::NotFoundError(absl::StrCat(Describe(key), " not found")));
+        }
+        waiter_deadlines_.insert({wait.deadline, id});
+        waiter_keys_[id] = key;
+        waiters_[key].push_back(
+            Waiter{id, std::move(wait), std::move(*shared_done)});
+        fresh_waiters_.push_back(key);
+      });
+  if (!posted) (*shared_done)(absl::UnavailableError("kqd is shutting down"));
+  return id;
+}
+
+void Engine::CancelAdmit(int64_t id) {
+  Post([this, id] {
+    auto key = waiter_keys_.find(id);
+    if (key == waiter_keys_.end()) return;
+    auto list = waiters_.find(key->second);
+    if (list != waiters_.end()) {
+      std::erase_if(list->second, [&](const Waiter& w) {
+        if (w.id != id) return false;
+        waiter_deadlines_.erase({w.wait.deadline, id});
+        return true;
+      });
+      if (list->second.empty()) waiters_.erase(list);
+    }
+    waiter_keys_.erase(key);
+  });
+}
+
+void Engine::RecordAdmissions() {
+  for (const auto& [key, change] : state_.pending_changes().workloads) {
+    const Workload* wl = state_.FindWorkload(key);
+    if (wl == nullptr || !HoldsQuota(*wl)) continue;
+    const Condition* reserved =
+        FindCondition(wl->conditions, kConditionQuotaReserved);
+    if (reserved == nullptr || reserved->last_transition_time != batch_now_) {
+      continue;
+    }
+    std::deque<absl::Time>& times =
+        recent_admissions_[wl->admission->cluster_queue];
+    times.push_back(batch_now_);
+  }
+  for (auto& [cq, times] : recent_admissions_) {
+    while (!times.empty() &&
+           times.front() < batch_now_ - kAdmissionRateWindow) {
+      times.pop_front();
+    }
+  }
+}
+
+absl::StatusOr<ExplainResult> Engine::Explain(const NamespacedName& key) {
+  return Call<ExplainResult>([this, key]() -> absl::StatusOr<ExplainResult> {
+    if (state_.FindWorkload(key) == nullptr)
+      KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+    const absl::Time now = clock_.TimeNow();
+    ExplainResult result;
+    KQ_ASSIGN_OR_RETURN(result.explanation,
+                        admission::Explain(state_, key, now));
+    auto times = recent_admissions_.find(result.explanation.cluster_queue);
+    if (times == recent_admissions_.end()) return result;
+    int64_t count = 0;
+    for (absl::Time t : times->second) count += t >= now - kAdmissionRateWindow;
+    if (count == 0) return result;
+    result.admissions_per_minute =
+        count / absl::ToDoubleMinutes(kAdmissionRateWindow);
+    if (result.explanation.position_in_cluster_queue.has_value()) {
+      // Workloads ahead, then this one, at the recent rate.
+      const double ahead =
+          static_cast<double>(*result.explanation.position_in_cluster_queue) +
+          1;
+      result.estimated_start =
+          now + absl::Minutes(ahead / result.admissions_per_minute);
+    }
+    return result;
+  });
+}
+
+absl::StatusOr<admission::WhatIf> Engine::Simulate(
+    std::optional<Workload> workload, const NamespacedName& key) {
+  return Call<admission::WhatIf>(
+      [this, workload = std::move(workload),
+       key]() mutable -> absl::StatusOr<admission::WhatIf> {
+        Workload subject;
+        if (workload.has_value()) {
+          subject = *std::move(workload);
+        } else {
+          const Workload* stored = state_.FindWorkload(key);
+          if (stored == nullptr) {
+            KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+          }
+          subject = *stored;
+        }
+        return admission::SimulateAdmission(state_, std::move(subject),
+                                            clock_.TimeNow());
+      });
+}
+
+std::optional<absl::Time> Engine::NextWaiterDeadline() const {
+  if (waiter_deadlines_.empty()) return std::nullopt;
+  return waiter_deadlines_.begin()->first;
+}
+
+absl::StatusOr<std::optional<AdmitOutcome>> Engine::Decide(
+    const NamespacedName& key, bool expired) {
+  AdmitOutcome outcome;
+  const Workload* wl = state_.FindWorkload(key);
+  if (wl == nullptr) {
+    KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored, LookupWorkload(key));
+    if (!stored.has_value()) {
+      return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+    }
+    outcome.kind = AdmitOutcome::Kind::kFinished;
+    outcome.view.workload = *std::move(stored);
+    if (const Condition* c = FindCondition(outcome.view.workload.conditions,
+                                           kConditionFinished)) {
+      outcome.reason = c->reason;
+      outcome.message = c->message;
+    }
+    return outcome;
+  }
+  outcome.view = state_.ViewOf(*wl);
+  if (!wl->active) {
+    outcome.kind = AdmitOutcome::Kind::kDeactivated;
+    if (const Condition* c = FindCondition(wl->conditions, kConditionEvicted)) {
+      outcome.reason = c->reason;
+      outcome.message = c->message;
+    }
+    return outcome;
+  }
+  if (HoldsQuota(*wl) && !IsEvicting(*wl) &&
+      IsConditionTrue(wl->conditions, kConditionAdmitted)) {
+    outcome.kind = AdmitOutcome::Kind::kAdmitted;
+    if (const Condition* c =
+            FindCondition(wl->conditions, kConditionAdmitted)) {
+      outcome.reason = c->reason;
+      outcome.message = c->message;
+    }
+    return outcome;
+  }
+  if (!expired) return std::nullopt;
+  outcome.kind = AdmitOutcome::Kind::kPending;
+  if (const Condition* c =
+          FindCondition(wl->conditions, kConditionQuotaReserved)) {
+    outcome.reason = c->reason;
+    outcome.message = c->message;
+  }
+  return outcome;
+}
+
+void Engine::ResolveWaiters() {
+  if (waiters_.empty()) {
+    fresh_waiters_.clear();
+    return;
+  }
+  std::set<NamespacedName> keys(fresh_waiters_.begin(), fresh_waiters_.end());
+  fresh_waiters_.clear();
+  for (const auto& [key, change] : state_.pending_changes().workloads) {
+    if (waiters_.count(key)) keys.insert(key);
+  }
+  std::set<int64_t> expired;
+  for (auto it = waiter_deadlines_.begin();
+       it != waiter_deadlines_.end() && it->first <= batch_now_; ++it) {
+    expired.insert(it->second);
+    keys.insert(waiter_keys_.at(it->second));
+  }
+  for (const NamespacedName& key : keys) {
+    auto list = waiters_.find(key);
+    if (list == waiters_.end()) continue;
+    std::vector<Waiter> still_waiting;
+    for (Waiter& waiter : list->second) {
+      absl::StatusOr<std::optional<AdmitOutcome>> outcome =
+          Decide(key, expired.count(waiter.id) > 0);
+      if (outcome.ok() && !outcome->has_value()) {
+        still_waiting.push_back(std::move(waiter));
+        continue;
+      }
+      if (outcome.ok() && (*outcome)->kind == AdmitOutcome::Kind::kAdmitted &&
+          !waiter.wait.runner_id.empty()) {
+        absl::StatusOr<admission::HeartbeatResult> attached =
+            state_.Heartbeat(key, waiter.wait.runner_id, waiter.wait.lease,
+                             /*stopped=*/false, batch_now_);
+        if (attached.ok()) {
+          (*outcome)->view = state_.ViewOf(attached->workload);
+        } else {
+          outcome = attached.status();
+        }
+      }
+      waiter_deadlines_.erase({waiter.wait.deadline, waiter.id});
+      waiter_keys_.erase(waiter.id);
+      replies_.push_back(
+          [done = std::move(waiter.done),
+           outcome = std::move(outcome)](const absl::Status& commit) {
+            if (!commit.ok()) return done(commit);
+            done(outcome.ok() ? absl::StatusOr<AdmitOutcome>(**outcome)
+                              : absl::StatusOr<AdmitOutcome>(outcome.status()));
+          });
+    }
+    if (still_waiting.empty()) {
+      waiters_.erase(list);
+    } else {
+      list->second = std::move(still_waiting);
+    }
+  }
+}
+
+absl::Status Engine::CheckUnfinished(const NamespacedName& key) {
+  if (state_.FindWorkload(key) != nullptr) return absl::OkStatus();
+  KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored, LookupWorkload(key));
+  if (stored.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(Describe(key), " already finished"));
+  }
+  return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+}
+
+absl::StatusOr<admission::HeartbeatResult> Engine::Heartbeat(
+    const NamespacedName& key, const std::string& runner_id,
+    absl::Duration lease, bool stopped) {
+  return Call<admission::HeartbeatResult>(
+      [this, key, runner_id, lease,
+       stopped]() -> absl::StatusOr<admission::HeartbeatResult> {
+        KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+        return state_.Heartbeat(key, runner_id, lease, stopped, batch_now_);
+      });
+}
+
+absl::StatusOr<Workload> Engine::Preempt(const NamespacedName& key,
+                                         const std::string& message,
+                                         const std::string& actor,
+                                         bool deactivate) {
+  return Call<Workload>(
+      [this, key, message, actor, deactivate]() -> absl::StatusOr<Workload> {
+        KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+        return state_.Preempt(key, message, actor, deactivate, batch_now_);
+      });
+}
+
+absl::StatusOr<Workload> Engine::SetWorkloadActive(const NamespacedName& key,
+                                                   bool active) {
+  return Call<Workload>([this, key, active]() -> absl::StatusOr<Workload> {
+    KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+    return state_.SetActive(key, active, batch_now_);
+  });
+}
+
+absl::StatusOr<ObjectView> Engine::SetStopPolicy(const ObjectKey& key,
+                                                 StopPolicy policy) {
+  if (key.kind != ObjectKind::kClusterQueue &&
+      key.kind != ObjectKind::kLocalQueue) {
+    return absl::InvalidArgumentError(
+        "kind: only a ClusterQueue or a LocalQueue has a stopPolicy");
+  }
+  KQ_RETURN_IF_ERROR(
+      Call<std::string>([this, key, policy]() -> absl::StatusOr<std::string> {
+        const ConfigObject* found = state_.FindObject(key);
+        if (found == nullptr) {
+          return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+        }
+        ConfigObject object = *found;
+        if (auto* cq = std::get_if<ClusterQueue>(&object)) {
+          cq->stop_policy = policy;
+        } else if (auto* lq = std::get_if<LocalQueue>(&object)) {
+          lq->stop_policy = policy;
+        }
+        return state_.PutObject(std::move(object), NewUid(), batch_now_);
+      }).status());
+  return GetObject(key);
 }
 
 absl::StatusOr<ObjectView> Engine::GetObject(const ObjectKey& key) {

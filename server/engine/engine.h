@@ -7,6 +7,7 @@
 // every change of the batch to the store in ONE transaction under a new
 // revision, and only then answers the callers and publishes watch events.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -25,7 +26,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
+#include "server/admission/explain.h"
 #include "server/admission/state.h"
+#include "server/admission/what_if.h"
 #include "server/common/clock.h"
 #include "server/core/config.h"
 #include "server/core/objects.h"
@@ -33,6 +36,9 @@
 #include "server/store/store.h"
 
 namespace kq::engine {
+
+// How far back Explain looks to estimate a ClusterQueue's admission rate.
+inline constexpr absl::Duration kAdmissionRateWindow = absl::Minutes(15);
 
 struct EngineOptions {
   // Most commands applied in one batch (one transaction).
@@ -44,6 +50,9 @@ struct EngineOptions {
   size_t event_log_capacity = 100000;
   // The Kueue Configuration's admission settings (validated).
   Configuration configuration;
+  // How long an evicted workload whose runner holds a live lease keeps its
+  // quota while waiting for the runner to confirm the stop.
+  absl::Duration eviction_grace = absl::Seconds(30);
 };
 
 // The views the engine returns are the admission state's.
@@ -66,6 +75,37 @@ struct WorkloadFilter {
   std::string queue_name;
   std::string cluster_queue;
   bool include_finished = false;
+};
+
+// What a wait for admission ended with.
+struct AdmitOutcome {
+  enum class Kind { kAdmitted, kPending, kFinished, kDeactivated };
+  Kind kind = Kind::kPending;
+  WorkloadView view;
+  // The condition that explains it (QuotaReserved=False for kPending).
+  std::string reason;
+  std::string message;
+};
+
+// Explain's answer plus what only the engine knows: the recent admission
+// rate of the workload's ClusterQueue and the start time it suggests.
+struct ExplainResult {
+  admission::Explanation explanation;
+  double admissions_per_minute = 0;
+  std::optional<absl::Time> estimated_start;
+};
+
+// One wait for admission (QueueService.Admit).
+struct AdmitWait {
+  NamespacedName key;
+  // Submitted first when set (its metadata names the workload; a workload
+  // of that name that exists already is waited for instead).
+  std::optional<Workload> submit;
+  // Answer kPending at this time.
+  absl::Time deadline = absl::InfiniteFuture();
+  // Attach this runner once admitted, in the same commit.
+  std::string runner_id;
+  absl::Duration lease = absl::Seconds(30);
 };
 
 template <typename T>
@@ -129,6 +169,43 @@ class Engine {
       const std::string& state, const std::string& message,
       std::optional<int32_t> requeue_after_seconds);
 
+  // The runner handshake (admission::AdmissionState::Heartbeat): attach or
+  // renew a lease; learn to stop; confirm the stop. FailedPrecondition also
+  // when the workload finished.
+  absl::StatusOr<admission::HeartbeatResult> Heartbeat(
+      const NamespacedName& key, const std::string& runner_id,
+      absl::Duration lease, bool stopped);
+  // Operator eviction (admission::AdmissionState::Preempt).
+  absl::StatusOr<Workload> Preempt(const NamespacedName& key,
+                                   const std::string& message,
+                                   const std::string& actor, bool deactivate);
+  // spec.active (admission::AdmissionState::SetActive).
+  absl::StatusOr<Workload> SetWorkloadActive(const NamespacedName& key,
+                                             bool active);
+  // Sets spec.stopPolicy of a ClusterQueue or LocalQueue. InvalidArgument
+  // for another kind; NotFound when absent.
+  absl::StatusOr<ObjectView> SetStopPolicy(const ObjectKey& key,
+                                           StopPolicy policy);
+
+  // Why a workload is where it is (admission::Explain), with an estimated
+  // start from the ClusterQueue's admissions over the last
+  // `kAdmissionRateWindow`. NotFound when unknown or finished.
+  absl::StatusOr<ExplainResult> Explain(const NamespacedName& key);
+  // The live dry-run (admission::SimulateAdmission) of a new workload, or
+  // of the stored one named `key` when `workload` is null. Writes nothing.
+  absl::StatusOr<admission::WhatIf> Simulate(std::optional<Workload> workload,
+                                             const NamespacedName& key);
+
+  // Waits for a workload's admission without blocking: `done` runs once,
+  // on the engine thread after the commit that decided it (or with
+  // Unavailable at shutdown), so thousands of waiters cost a map entry
+  // each. Returns an id for CancelAdmit(). NotFound, InvalidArgument and
+  // AlreadyExists (for a name taken by a finished workload) reach `done`.
+  using AdmitDone = std::function<void(absl::StatusOr<AdmitOutcome>)>;
+  int64_t Admit(AdmitWait wait, AdmitDone done);
+  // Forgets a wait whose caller went away; `done` is not called.
+  void CancelAdmit(int64_t id);
+
   // Committed changes for Watch.
   EventLog& event_log() { return event_log_; }
 
@@ -154,6 +231,28 @@ class Engine {
   void NameIfGenerated(Workload& workload);
   std::string NewUid();
   std::string GenerateName(const std::string& prefix);
+  // Queues a command without waiting for it; false when stopping.
+  bool Post(Command command);
+  struct Waiter {
+    int64_t id = 0;
+    AdmitWait wait;
+    AdmitDone done;
+  };
+  // The outcome for a workload, or nullopt while it still waits (engine
+  // thread; `expired` answers kPending).
+  absl::StatusOr<std::optional<AdmitOutcome>> Decide(const NamespacedName& key,
+                                                     bool expired);
+  // Before the commit: answers the waiters whose workload changed in the
+  // batch, that are new, or whose deadline passed (replies run after the
+  // commit). Attaches runners of admitted workloads.
+  void ResolveWaiters();
+  // Notes the admissions of the batch being built for the rate estimate.
+  void RecordAdmissions();
+  // The earliest waiter deadline, if any.
+  std::optional<absl::Time> NextWaiterDeadline() const;
+  // NotFound when unknown, FailedPrecondition when finished (engine
+  // thread).
+  absl::Status CheckUnfinished(const NamespacedName& key);
   // A workload in any state: in memory, or finished and stored.
   absl::StatusOr<std::optional<Workload>> LookupWorkload(
       const NamespacedName& key);
@@ -178,6 +277,15 @@ class Engine {
   // Workloads submitted so far in the batch being built.
   int64_t submitted_ = 0;
   std::vector<Reply> replies_;
+  // Admission waiters by workload, their deadlines, and the ids of those
+  // registered since the last batch.
+  std::map<NamespacedName, std::vector<Waiter>> waiters_;
+  std::set<std::pair<absl::Time, int64_t>> waiter_deadlines_;
+  std::map<int64_t, NamespacedName> waiter_keys_;
+  std::vector<NamespacedName> fresh_waiters_;
+  std::atomic<int64_t> next_waiter_id_{1};
+  // Admission times per ClusterQueue within the rate window, oldest first.
+  std::map<std::string, std::deque<absl::Time>> recent_admissions_;
   // Workloads finished by the batch being answered, readable by its replies.
   std::map<NamespacedName, Workload> finished_in_batch_;
 };

@@ -1645,5 +1645,410 @@ TEST(RoundTripTest, ListOfObjects) {
   EXPECT_EQ((*docs)[1].workload->spec().queue_name(), "q");
 }
 
+// ---------------------------------------------------------------------------
+// Kueue's Configuration (config.kueue.x-k8s.io).
+
+constexpr char kConfigV1beta1[] =
+    "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n";
+constexpr char kConfigV1beta2[] =
+    "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n";
+
+// Kueue's config/components/manager/controller_manager_config.yaml, the
+// Configuration its release manifests ship (comments dropped).
+TEST(ConfigurationTest, KueuesShippedManagerConfigParsesCleanly) {
+  const Document doc = ParseClean(std::string(kConfigV1beta2) + R"(health:
+  healthProbeBindAddress: :8081
+metrics:
+  bindAddress: :8443
+webhook:
+  port: 9443
+leaderElection:
+  leaderElect: true
+  resourceName: c1f6bfd2.kueue.x-k8s.io
+controller:
+  groupKindConcurrency:
+    Job.batch: 5
+    Pod: 5
+    Workload.kueue.x-k8s.io: 10
+clientConnection:
+  qps: 300
+  burst: 500
+integrations:
+  frameworks:
+  - "batch/job"
+  - "pod"
+)");
+  ASSERT_TRUE(doc.configuration.has_value());
+  EXPECT_FALSE(doc.config_object.has_value());
+  EXPECT_FALSE(doc.workload.has_value());
+  EXPECT_EQ(doc.kind, "Configuration");
+  EXPECT_EQ(doc.api_version, "config.kueue.x-k8s.io/v1beta2");
+  EXPECT_THAT(*doc.configuration, EqualsProto(v1::Configuration()));
+}
+
+TEST(ConfigurationTest, KubernetesOnlyFieldsAreIgnoredSilently) {
+  for (const char* header : {kConfigV1beta1, kConfigV1beta2}) {
+    SCOPED_TRACE(header);
+    const Document doc =
+        ParseClean(std::string(header) + R"(namespace: kueue-system
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector:
+  matchExpressions: [{key: a, operator: NotIn, values: [b]}]
+internalCertManagement: {enable: false}
+clientConnection: {qps: 300}
+integrations: {frameworks: [batch/job]}
+multiKueue: {gcInterval: 1m}
+queueVisibility: {updateIntervalSeconds: 5}
+visibilityServer: {bindPort: 8082}
+objectRetentionPolicies: {workloads: {afterFinished: 1h}}
+webhook: {port: 9443}
+leaderElection: {leaderElect: true}
+metrics: {bindAddress: ":8443"}
+health: {healthProbeBindAddress: ":8081"}
+pprofBindAddress: ":8083"
+controller: {groupKindConcurrency: {Pod: 5}}
+tls: {minVersion: VersionTLS12}
+)");
+    ASSERT_TRUE(doc.configuration.has_value());
+    EXPECT_THAT(*doc.configuration, EqualsProto(v1::Configuration()));
+  }
+}
+
+TEST(ConfigurationTest, V1beta2AdmissionSettings) {
+  const Document doc = ParseClean(std::string(kConfigV1beta2) + R"(fairSharing:
+  preemptionStrategies: [LessThanInitialShare]
+resources:
+  quotaCheckStrategy: IgnoreUndeclared
+  transformations:
+  - input: nvidia.com/mig-4g.5gb
+    strategy: Replace
+    outputs:
+      example.com/accelerator-memory: 5Gi
+      example.com/accelerator-gpc: 4
+  - input: nvidia.com/gpucores
+    multiplyBy: nvidia.com/gpu
+    outputs: {nvidia.com/total-gpucores: "1"}
+)");
+  ASSERT_TRUE(doc.configuration.has_value());
+  EXPECT_THAT(
+      *doc.configuration, EqualsProto(ParseTextProto<v1::Configuration>(R"pb(
+        fair_sharing { preemption_strategies: "LessThanInitialShare" }
+        resources {
+          quota_check_strategy: "IgnoreUndeclared"
+          transformations {
+            input: "nvidia.com/mig-4g.5gb"
+            strategy: "Replace"
+            outputs { key: "example.com/accelerator-memory" value: "5Gi" }
+            outputs { key: "example.com/accelerator-gpc" value: "4" }
+          }
+          transformations {
+            input: "nvidia.com/gpucores"
+            multiply_by: "nvidia.com/gpu"
+            outputs { key: "nvidia.com/total-gpucores" value: "1" }
+          }
+        }
+      )pb")));
+}
+
+TEST(ConfigurationTest, V1beta2FairSharingIsOnWhenPresent) {
+  const Document both = ParseClean(std::string(kConfigV1beta2) +
+                                   "fairSharing:\n  preemptionStrategies: "
+                                   "[LessThanOrEqualToFinalShare, "
+                                   "LessThanInitialShare]\n");
+  ASSERT_TRUE(both.configuration.has_value());
+  EXPECT_THAT(
+      both.configuration->fair_sharing().preemption_strategies(),
+      ElementsAre("LessThanOrEqualToFinalShare", "LessThanInitialShare"));
+
+  const Document absent = ParseClean(kConfigV1beta2);
+  ASSERT_TRUE(absent.configuration.has_value());
+  EXPECT_FALSE(absent.configuration->has_fair_sharing());
+
+  // null is absent, as Kubernetes reads it.
+  const Document null =
+      ParseClean(std::string(kConfigV1beta2) + "fairSharing: null\n");
+  ASSERT_TRUE(null.configuration.has_value());
+  EXPECT_FALSE(null.configuration->has_fair_sharing());
+}
+
+TEST(ConfigurationTest, V1beta2FairSharingEnableIsAnUnknownField) {
+  const Document doc = ParseOne(std::string(kConfigV1beta2) + R"(fairSharing:
+  enable: false
+  preemptionStrategies: [LessThanOrEqualToFinalShare]
+)");
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  EXPECT_THAT(doc.warnings,
+              ElementsAre("unknown field \"fairSharing.enable\""));
+  // v1beta2 has no switch: the section's presence turns fair sharing on.
+  ASSERT_TRUE(doc.configuration.has_value());
+  EXPECT_TRUE(doc.configuration->has_fair_sharing());
+}
+
+TEST(ConfigurationTest, V1beta1FairSharingNeedsEnable) {
+  // enable: true without strategies: Kueue's v1beta1 default, both, which
+  // the proto spells as an empty list.
+  const Document on =
+      ParseClean(std::string(kConfigV1beta1) + "fairSharing: {enable: true}\n");
+  ASSERT_TRUE(on.configuration.has_value());
+  ASSERT_TRUE(on.configuration->has_fair_sharing());
+  EXPECT_THAT(on.configuration->fair_sharing().preemption_strategies(),
+              IsEmpty());
+
+  const Document on_with_strategies =
+      ParseClean(std::string(kConfigV1beta1) +
+                 "fairSharing:\n  enable: true\n  preemptionStrategies: "
+                 "[LessThanOrEqualToFinalShare]\n");
+  ASSERT_TRUE(on_with_strategies.configuration.has_value());
+  EXPECT_THAT(
+      on_with_strategies.configuration->fair_sharing().preemption_strategies(),
+      ElementsAre("LessThanOrEqualToFinalShare"));
+
+  // Off: enable false or absent, whatever the strategies say.
+  for (const std::string fair_sharing :
+       {"fairSharing: {enable: false, preemptionStrategies: "
+        "[LessThanInitialShare]}\n",
+        "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n",
+        "fairSharing: {}\n"}) {
+    SCOPED_TRACE(fair_sharing);
+    const Document off = ParseClean(std::string(kConfigV1beta1) + fair_sharing);
+    ASSERT_TRUE(off.configuration.has_value());
+    EXPECT_FALSE(off.configuration->has_fair_sharing());
+  }
+}
+
+TEST(ConfigurationTest, V1beta1ResourcesHaveNoQuotaCheckStrategy) {
+  const Document doc = ParseOne(std::string(kConfigV1beta1) + R"(resources:
+  quotaCheckStrategy: IgnoreUndeclared
+  excludeResourcePrefixes: [networking.example.com/]
+  transformations:
+  - input: cpu
+    strategy: Retain
+    outputs: {cpu_credits: 1}
+)");
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  EXPECT_THAT(doc.warnings,
+              ElementsAre("unknown field \"resources.quotaCheckStrategy\""));
+  ASSERT_TRUE(doc.configuration.has_value());
+  EXPECT_THAT(*doc.configuration,
+              EqualsProto(ParseTextProto<v1::Configuration>(R"pb(
+                resources {
+                  exclude_resource_prefixes: "networking.example.com/"
+                  transformations {
+                    input: "cpu"
+                    strategy: "Retain"
+                    outputs { key: "cpu_credits" value: "1" }
+                  }
+                }
+              )pb")));
+}
+
+TEST(ConfigurationTest, AdmissionFieldsKqIgnoresAreWarnedAbout) {
+  const Document doc =
+      ParseOne(std::string(kConfigV1beta2) + R"(waitForPodsReady:
+  timeout: 5m
+admissionFairSharing:
+  usageHalfLifeTime: 168h
+featureGates: {TopologyAwareScheduling: true}
+resources:
+  deviceClassMappings:
+  - name: example.com/gpu
+    deviceClassNames: [gpu.example.com]
+)");
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  EXPECT_THAT(
+      doc.warnings,
+      ElementsAre("waitForPodsReady: ignored by kq (kq has no pods to wait "
+                  "for; runners report readiness through the launcher API "
+                  "instead)",
+                  "admissionFairSharing: ignored by kq (admission fair "
+                  "sharing is not supported)",
+                  "featureGates: ignored by kq (kq runs with Kueue's default "
+                  "feature gates)",
+                  "resources.deviceClassMappings: ignored by kq (dynamic "
+                  "resource allocation is not supported)"));
+  ASSERT_TRUE(doc.configuration.has_value());
+  EXPECT_THAT(*doc.configuration,
+              EqualsProto(ParseTextProto<v1::Configuration>("resources {}")));
+}
+
+TEST(ConfigurationTest, V1beta1WaitForPodsReadyIsWarnedAboutOnlyWhenEnabled) {
+  // Kueue's v1beta1 conversion drops waitForPodsReady unless enable: true.
+  for (const std::string off :
+       {"waitForPodsReady: {enable: false, timeout: 5m}\n",
+        "waitForPodsReady: {timeout: 5m}\n"}) {
+    SCOPED_TRACE(off);
+    ParseClean(std::string(kConfigV1beta1) + off);
+  }
+  const Document on = ParseOne(std::string(kConfigV1beta1) +
+                               "waitForPodsReady: {enable: true}\n");
+  ASSERT_TRUE(on.status.ok()) << on.status;
+  EXPECT_THAT(on.warnings,
+              ElementsAre(::testing::StartsWith(
+                  "waitForPodsReady: ignored by kq (kq has no pods")));
+}
+
+TEST(ConfigurationTest, UnknownFieldsAreWarnedAbout) {
+  const Document doc =
+      ParseOne(std::string(kConfigV1beta2) + R"(metadata: {name: x}
+fairSharingTypo: {}
+resources:
+  excludedResourcePrefixes: [a/]
+  transformations:
+  - input: cpu
+    output: {credits: 1}
+)");
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  EXPECT_THAT(
+      doc.warnings,
+      UnorderedElementsAre(
+          "unknown field \"metadata\"", "unknown field \"fairSharingTypo\"",
+          "unknown field \"resources.excludedResourcePrefixes\"",
+          "unknown field \"resources.transformations[0].output\""));
+  ASSERT_TRUE(doc.configuration.has_value());
+  EXPECT_THAT(*doc.configuration,
+              EqualsProto(ParseTextProto<v1::Configuration>(
+                  R"pb(resources { transformations { input: "cpu" } })pb")));
+}
+
+TEST(ConfigurationTest, SitsInAFileWithOtherDocuments) {
+  absl::StatusOr<std::vector<Document>> docs =
+      ParseManifests(std::string(kConfigV1beta2) + R"(resources:
+  excludeResourcePrefixes: [example.com/]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+)");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_EQ(docs->size(), 2u);
+  ASSERT_TRUE((*docs)[0].configuration.has_value());
+  EXPECT_THAT((*docs)[0].configuration->resources().exclude_resource_prefixes(),
+              ElementsAre("example.com/"));
+  EXPECT_FALSE((*docs)[1].configuration.has_value());
+  EXPECT_TRUE((*docs)[1].config_object.has_value());
+}
+
+struct ConfigurationErrorCase {
+  std::string name;
+  std::string yaml;
+  std::string want_message;  // InvalidArgument
+};
+
+void PrintTo(const ConfigurationErrorCase& tc, std::ostream* os) {
+  *os << tc.name;
+}
+
+class ConfigurationErrorTest
+    : public ::testing::TestWithParam<ConfigurationErrorCase> {};
+
+TEST_P(ConfigurationErrorTest, ReportsTheFieldAndTheReason) {
+  const ConfigurationErrorCase& tc = GetParam();
+  const Document doc = ParseOne(tc.yaml);
+  EXPECT_EQ(doc.status.code(), absl::StatusCode::kInvalidArgument)
+      << doc.status;
+  EXPECT_EQ(doc.status.message(), tc.want_message);
+  // Nothing half-read is handed on.
+  EXPECT_FALSE(doc.configuration.has_value());
+  EXPECT_FALSE(doc.config_object.has_value());
+  EXPECT_FALSE(doc.workload.has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConfigurationErrorTest,
+    ::testing::ValuesIn(std::vector<ConfigurationErrorCase>{
+        {.name = "unsupported_api_version",
+         .yaml = "apiVersion: config.kueue.x-k8s.io/v1\nkind: Configuration\n",
+         .want_message = "apiVersion: Configuration is not served in "
+                         "config.kueue.x-k8s.io/v1; use "
+                         "config.kueue.x-k8s.io/v1beta1 or "
+                         "config.kueue.x-k8s.io/v1beta2"},
+        {.name = "v1alpha1_api_version",
+         .yaml = "apiVersion: config.kueue.x-k8s.io/v1alpha1\n"
+                 "kind: Configuration\nresources: {}\n",
+         .want_message = "apiVersion: Configuration is not served in "
+                         "config.kueue.x-k8s.io/v1alpha1; use "
+                         "config.kueue.x-k8s.io/v1beta1 or "
+                         "config.kueue.x-k8s.io/v1beta2"},
+        {.name = "v1beta2_fair_sharing_without_strategies",
+         .yaml = std::string(kConfigV1beta2) + "fairSharing: {}\n",
+         .want_message = "fairSharing.preemptionStrategies: required "
+                         "(v1beta2 has no default; v1beta1's is "
+                         "[LessThanOrEqualToFinalShare, "
+                         "LessThanInitialShare])"},
+        {.name = "v1beta2_fair_sharing_with_empty_strategies",
+         .yaml = std::string(kConfigV1beta2) +
+                 "fairSharing: {preemptionStrategies: []}\n",
+         .want_message = "fairSharing.preemptionStrategies: required "
+                         "(v1beta2 has no default; v1beta1's is "
+                         "[LessThanOrEqualToFinalShare, "
+                         "LessThanInitialShare])"},
+        {.name = "fair_sharing_is_a_list",
+         .yaml = std::string(kConfigV1beta2) + "fairSharing: []\n",
+         .want_message = "fairSharing: must be an object, got a list"},
+        {.name = "strategies_are_a_string",
+         .yaml = std::string(kConfigV1beta2) +
+                 "fairSharing: {preemptionStrategies: LessThanInitialShare}\n",
+         .want_message = "fairSharing.preemptionStrategies: must be a list, "
+                         "got a string"},
+        {.name = "strategy_is_a_number",
+         .yaml = std::string(kConfigV1beta2) +
+                 "fairSharing:\n  preemptionStrategies: "
+                 "[LessThanOrEqualToFinalShare, 2]\n",
+         .want_message = "fairSharing.preemptionStrategies[1]: must be a "
+                         "string, got a number"},
+        {.name = "v1beta1_enable_is_a_string",
+         .yaml = std::string(kConfigV1beta1) +
+                 "fairSharing: {enable: \"yes\"}\n",
+         .want_message = "fairSharing.enable: must be a boolean, got a string"},
+        {.name = "resources_is_a_list",
+         .yaml = std::string(kConfigV1beta2) + "resources: []\n",
+         .want_message = "resources: must be an object, got a list"},
+        {.name = "quota_check_strategy_is_a_list",
+         .yaml = std::string(kConfigV1beta2) +
+                 "resources: {quotaCheckStrategy: [IgnoreUndeclared]}\n",
+         .want_message = "resources.quotaCheckStrategy: must be a string, got "
+                         "a list"},
+        {.name = "excluded_prefix_is_an_object",
+         .yaml = std::string(kConfigV1beta1) +
+                 "resources: {excludeResourcePrefixes: [a/, {b: c}]}\n",
+         .want_message = "resources.excludeResourcePrefixes[1]: must be a "
+                         "string, got an object"},
+        {.name = "transformations_is_an_object",
+         .yaml = std::string(kConfigV1beta2) +
+                 "resources: {transformations: {input: cpu}}\n",
+         .want_message = "resources.transformations: must be a list, got an "
+                         "object"},
+        {.name = "transformation_without_input",
+         .yaml = std::string(kConfigV1beta2) + R"(resources:
+  transformations:
+  - input: cpu
+  - strategy: Replace
+    outputs: {credits: 1}
+)",
+         .want_message = "resources.transformations[1].input: required"},
+        {.name = "transformation_strategy_is_a_boolean",
+         .yaml = std::string(kConfigV1beta2) + R"(resources:
+  transformations: [{input: cpu, strategy: true}]
+)",
+         .want_message = "resources.transformations[0].strategy: must be a "
+                         "string, got a boolean"},
+        {.name = "transformation_output_is_a_list",
+         .yaml = std::string(kConfigV1beta1) + R"(resources:
+  transformations:
+  - input: nvidia.com/mig-1g.5gb
+    outputs: {example.com/credits: [10]}
+)",
+         .want_message = "resources.transformations[0].outputs[example.com/"
+                         "credits]: must be a quantity string or number, got "
+                         "a list"},
+        {.name = "transformation_outputs_is_a_list",
+         .yaml = std::string(kConfigV1beta2) + R"(resources:
+  transformations: [{input: cpu, outputs: [credits]}]
+)",
+         .want_message = "resources.transformations[0].outputs: must be an "
+                         "object, got a list"},
+    }),
+    [](const auto& info) { return info.param.name; });
+
 }  // namespace
 }  // namespace kq::manifest

@@ -704,5 +704,208 @@ TEST(WorkloadErrorTest, ValidWorkloadParses) {
                                                  .Build()));
 }
 
+// ---------------------------------------------------------------------------
+// Kueue's Configuration. Error cases named like Kueue's TestValidate
+// (pkg/config/validation_test.go) are its cases for values that kq's enums
+// cannot hold, so the codec refuses them; Kueue names the list field
+// (fairSharing.preemptionStrategies), kq the element.
+
+constexpr FairSharingStrategy kS2a =
+    FairSharingStrategy::kLessThanOrEqualToFinalShare;
+constexpr FairSharingStrategy kS2b = FairSharingStrategy::kLessThanInitialShare;
+
+TEST(ConfigurationCodecTest, EmptyProtoIsKueuesDefaults) {
+  EXPECT_THAT(FromProto(v1::Configuration()), IsOkAndHolds(Configuration{}));
+}
+
+TEST(ConfigurationCodecTest, FairSharingWithoutStrategiesGetsTheDefaultList) {
+  ASSERT_OK_AND_ASSIGN(
+      Configuration config,
+      FromProto(ParseText<v1::Configuration>("fair_sharing {}")));
+  ASSERT_TRUE(config.fair_sharing.has_value());
+  EXPECT_EQ(config.fair_sharing->preemption_strategies,
+            (std::vector<FairSharingStrategy>{kS2a, kS2b}));
+}
+
+TEST(ConfigurationCodecTest, StrategiesKeepTheirOrder) {
+  const std::vector<std::pair<std::string, std::vector<FairSharingStrategy>>>
+      cases = {
+          {R"pb(preemption_strategies: "LessThanOrEqualToFinalShare")pb",
+           {kS2a}},
+          {R"pb(preemption_strategies: "LessThanInitialShare")pb", {kS2b}},
+          {R"pb(preemption_strategies: "LessThanOrEqualToFinalShare"
+                preemption_strategies: "LessThanInitialShare")pb",
+           {kS2a, kS2b}},
+      };
+  for (const auto& [text, want] : cases) {
+    SCOPED_TRACE(text);
+    ASSERT_OK_AND_ASSIGN(
+        Configuration config,
+        FromProto(ParseText<v1::Configuration>("fair_sharing {" + text + "}")));
+    ASSERT_TRUE(config.fair_sharing.has_value());
+    EXPECT_EQ(config.fair_sharing->preemption_strategies, want);
+  }
+}
+
+TEST(ConfigurationCodecTest, Resources) {
+  auto proto = ParseText<v1::Configuration>(R"pb(
+    resources {
+      quota_check_strategy: "IgnoreUndeclared"
+      transformations {
+        input: "nvidia.com/mig-1g.5gb"
+        strategy: "Replace"
+        outputs { key: "example.com/accelerator-memory" value: "5Ki" }
+        outputs { key: "example.com/credits" value: "10" }
+      }
+      transformations {
+        input: "nvidia.com/gpucores"
+        multiply_by: "nvidia.com/gpu"
+        outputs { key: "nvidia.com/total-gpucores" value: "1" }
+      }
+      transformations {
+        input: "nvidia.com/gpu"
+        strategy: "Retain"
+        outputs { key: "quota.example.com/overage" value: "-1024" }
+      }
+    }
+  )pb");
+  Configuration want;
+  want.resources.quota_check_strategy = QuotaCheckStrategy::kIgnoreUndeclared;
+  want.resources.transformations = {
+      {.input = "nvidia.com/mig-1g.5gb",
+       .strategy = TransformationStrategy::kReplace,
+       .outputs = {{"example.com/accelerator-memory", Qty("5Ki")},
+                   {"example.com/credits", Qty("10")}}},
+      {.input = "nvidia.com/gpucores",
+       .strategy = TransformationStrategy::kRetain,
+       .multiply_by = "nvidia.com/gpu",
+       .outputs = {{"nvidia.com/total-gpucores", Qty("1")}}},
+      {.input = "nvidia.com/gpu",
+       .strategy = TransformationStrategy::kRetain,
+       .outputs = {{"quota.example.com/overage", Qty("-1024")}}},
+  };
+  EXPECT_THAT(FromProto(proto), IsOkAndHolds(want));
+
+  auto block = ParseText<v1::Configuration>(R"pb(
+    resources {
+      quota_check_strategy: "BlockUndeclared"
+      exclude_resource_prefixes: "networking.example.com/"
+      exclude_resource_prefixes: "storage.example.com/"
+    }
+  )pb");
+  Configuration want_block;
+  want_block.resources.exclude_resource_prefixes = {"networking.example.com/",
+                                                    "storage.example.com/"};
+  EXPECT_THAT(FromProto(block), IsOkAndHolds(want_block));
+}
+
+struct ConfigurationErrorCase {
+  std::string name;
+  std::string text;  // text-format v1::Configuration
+  std::string want_message;
+};
+
+class ConfigurationErrorTest
+    : public ::testing::TestWithParam<ConfigurationErrorCase> {};
+
+TEST_P(ConfigurationErrorTest, NamesTheField) {
+  auto proto = ParseText<v1::Configuration>(GetParam().text);
+  EXPECT_THAT(FromProto(proto), StatusIs(absl::StatusCode::kInvalidArgument,
+                                         GetParam().want_message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConfigurationErrorTest,
+    ::testing::ValuesIn(std::vector<ConfigurationErrorCase>{
+        // Kueue's "unsupported preemption strategy".
+        {.name = "unsupported_preemption_strategy",
+         .text = R"pb(fair_sharing {
+                        preemption_strategies: "LessThanOrEqualToFinalShare"
+                        preemption_strategies: "UNKNOWN"
+                        preemption_strategies: "LessThanInitialShare"
+                        preemption_strategies: "LessThanOrEqualToFinalShare"
+                      })pb",
+         .want_message = "fairSharing.preemptionStrategies[1]: unsupported "
+                         "value \"UNKNOWN\": must be "
+                         "LessThanOrEqualToFinalShare or "
+                         "LessThanInitialShare"},
+        {.name = "known_strategies_in_an_unsupported_order",
+         .text = R"pb(fair_sharing {
+                        preemption_strategies: "LessThanInitialShare"
+                        preemption_strategies: "LessThanOrEqualToFinalShare"
+                      })pb",
+         .want_message = "fairSharing.preemptionStrategies: Unsupported "
+                         "value: [LessThanInitialShare, "
+                         "LessThanOrEqualToFinalShare]: supported values: "
+                         "[LessThanOrEqualToFinalShare], "
+                         "[LessThanInitialShare], "
+                         "[LessThanOrEqualToFinalShare, "
+                         "LessThanInitialShare]"},
+        // Kueue's "invalid .resources.transformations.strategy".
+        {.name = "invalid_resources_transformations_strategy",
+         .text = R"pb(resources {
+                        transformations { input: "cpu" strategy: "invalid" }
+                      })pb",
+         .want_message = "resources.transformations[0].strategy: unsupported "
+                         "value \"invalid\": must be Retain or Replace"},
+        {.name = "transformation_strategy_is_case_sensitive",
+         .text = R"pb(resources {
+                        transformations { input: "cpu" }
+                        transformations { input: "memory" strategy: "replace" }
+                      })pb",
+         .want_message = "resources.transformations[1].strategy: unsupported "
+                         "value \"replace\": must be Retain or Replace"},
+        // Kueue's "quotaCheckStrategy with unsupported value".
+        {.name = "quota_check_strategy_with_unsupported_value",
+         .text = R"pb(resources { quota_check_strategy: "test" })pb",
+         .want_message = "resources.quotaCheckStrategy: unsupported value "
+                         "\"test\": must be BlockUndeclared or "
+                         "IgnoreUndeclared"},
+        {.name = "malformed_output_quantity",
+         .text = R"pb(resources {
+                        transformations {
+                          input: "nvidia.com/mig-1g.5gb"
+                          outputs { key: "cpu" value: "abc" }
+                        }
+                      })pb",
+         .want_message = "resources.transformations[0].outputs[cpu]: "
+                         "quantity \"abc\" is malformed: expected a number"},
+        {.name = "malformed_output_quantity_in_second_transformation",
+         .text = R"pb(resources {
+                        transformations {
+                          input: "a"
+                          outputs { key: "x" value: "1" }
+                        }
+                        transformations {
+                          input: "b"
+                          outputs { key: "memory" value: "1Qi" }
+                        }
+                      })pb",
+         .want_message = "resources.transformations[1].outputs[memory]: "
+                         "quantity \"1Qi\" is malformed: unknown suffix "
+                         "\"Qi\""},
+        // Validated after conversion: Kueue's "invalid
+        // .resources.transformations.inputs" and "quotaCheckStrategy with
+        // value ignoreUndeclared not allowed with excludeResourcePrefixes".
+        {.name = "invalid_resources_transformations_inputs",
+         .text = R"pb(resources {
+                        transformations { input: "cpu" strategy: "Retain" }
+                        transformations { input: "memory" strategy: "Retain" }
+                        transformations { input: "cpu" strategy: "Retain" }
+                      })pb",
+         .want_message = "resources.transformations[2].input: Duplicate "
+                         "value: \"cpu\""},
+        {.name = "ignore_undeclared_with_exclude_resource_prefixes",
+         .text = R"pb(resources {
+                        quota_check_strategy: "IgnoreUndeclared"
+                        exclude_resource_prefixes: "foo.com/device"
+                      })pb",
+         .want_message = "resources.quotaCheckStrategy: Invalid value: "
+                         "\"IgnoreUndeclared\": excludeResourcePrefixes is "
+                         "not allowed when quotaCheckStrategy is "
+                         "IgnoreUndeclared"},
+    }),
+    [](const auto& info) { return info.param.name; });
+
 }  // namespace
 }  // namespace kq::codec
