@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+#include "absl/time/time.h"
 
 #include "server/daemon/daemon.h"
 #include "server/logging/logging.h"
@@ -23,10 +24,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--config", config.config_file,
                  "Kueue Configuration file (fairSharing, resources)");
+  std::string eviction_grace = "30s";
+  app.add_option("--eviction-grace", eviction_grace,
+                 "how long an evicted workload's runner has to confirm the "
+                 "stop before its quota is released (e.g. 30s, 2m)")
+      ->capture_default_str();
   app.add_option("--log-level", config.log_level,
                  "trace, debug, info, warn or error")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!absl::ParseDuration(eviction_grace, &config.eviction_grace) ||
+      config.eviction_grace < absl::ZeroDuration()) {
+    std::fprintf(stderr, "kqd: --eviction-grace: not a duration: %s\n",
+                 eviction_grace.c_str());
+    return 2;
+  }
 
   absl::Status status = kq::logging::Init(config.log_level);
   if (status.ok()) status = kq::daemon::Run(config);

@@ -91,6 +91,7 @@ absl::Status Run(const Config& config) {
                       store::SqliteStore::Open(db_path, store_options));
 
   engine::EngineOptions engine_options;
+  engine_options.eviction_grace = config.eviction_grace;
   if (!config.config_file.empty()) {
     KQ_ASSIGN_OR_RETURN(engine_options.configuration,
                         ReadConfigurationFile(config.config_file));

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 #include "server/core/config.h"
 
@@ -25,6 +26,9 @@ struct Config {
   // v1beta2); empty: Kueue's defaults. Only its admission settings
   // (fairSharing, resources) are used.
   std::string config_file;
+  // How long an evicted workload whose runner holds a live lease keeps its
+  // quota while waiting for the runner to confirm the stop.
+  absl::Duration eviction_grace = absl::Seconds(30);
 };
 
 // Reads the Kueue Configuration at `path`: a YAML or JSON file holding
