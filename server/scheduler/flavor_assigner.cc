@@ -380,6 +380,31 @@ void AppendPodSet(Assignment& assignment,
   assignment.pod_sets.push_back(std::move(ps));
 }
 
+// The order in which Kueue walks the resources of a pod set's requests
+// (VectorizedResourceRequests, on by default: pkg/resources/
+// slice_requests.go): by FNV-1a 64-bit hash of the name, then by name. It
+// decides which resource a failing group stops on, hence the reason.
+uint64_t Fnv1a64(const std::string& name) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : name) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+std::vector<std::pair<std::string, int64_t>> InKueueResourceOrder(
+    const std::map<std::string, int64_t>& requests) {
+  std::vector<std::pair<std::string, int64_t>> ordered(requests.begin(),
+                                                       requests.end());
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    const uint64_t ha = Fnv1a64(a.first);
+    const uint64_t hb = Fnv1a64(b.first);
+    return ha != hb ? ha < hb : a.first < b.first;
+  });
+  return ordered;
+}
+
 // Kueue's IgnoreUndeclaredResources (the QuotaCheckStrategy gate is on by
 // default).
 bool IgnoresUndeclared(const ResourceConfig* config) {
@@ -662,7 +687,8 @@ Assignment FlavorAssigner::Assign(absl::Span<const int32_t> counts) const {
     std::map<std::string, FlavorAssignment> group_flavors;
     std::vector<std::string> group_reasons;
     std::string group_error;
-    for (const auto& [resource, quantity] : group_requests) {
+    for (const auto& [resource, quantity] :
+         InKueueResourceOrder(group_requests)) {
       // A zero request of a resource the ClusterQueue does not cover needs
       // no flavor; with IgnoreUndeclared, neither does any other request.
       if (GroupOf(spec, resource) < 0 &&

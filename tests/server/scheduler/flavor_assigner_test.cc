@@ -2731,7 +2731,7 @@ std::vector<ResourceConfigCase> ResourceConfigCases() {
                              .requests = {{"cpu", "2"}, {kGpu, "100"}},
                              .reasons = {"resource example.com/gpu "
                                          "unavailable in ClusterQueue"}}},
-          .want_no_fit_reason = std::nullopt,
+          .want_no_fit_reason = kReasonNoMatchingFlavor,
       },
       {
           .name = "should transform resources with MultiplyBy",
@@ -2827,7 +2827,7 @@ std::vector<ResourceConfigCase> ResourceConfigCases() {
                              .requests = {{"cpu", "2"}, {"cpu_credits", "2"}},
                              .reasons = {"resource cpu_credits unavailable "
                                          "in ClusterQueue"}}},
-          .want_no_fit_reason = std::nullopt,
+          .want_no_fit_reason = kReasonNoMatchingFlavor,
       },
       {
           .name = "transformation_output_not_in_cluster_queue_ignored",
@@ -2891,10 +2891,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, ResourceConfigTest,
 // then the name (pkg/resources/slice_requests.go). "example.com/gpu" and
 // "cpu_credits" hash below "cpu", so Kueue stops on the undeclared resource
 // before trying cpu, records no flavor attempt, and resolveNoFitReason
-// reports NoMatchingFlavor. kq walks resources by name: cpu's Fit attempt
-// is recorded first and the reason comes out empty. Disabled until the
-// flavor assigner follows Kueue's order.
-TEST(ResourceOrderTest, DISABLED_NoFitReasonFollowsKueuesResourceOrder) {
+// reports NoMatchingFlavor; kq follows the same order.
+TEST(ResourceOrderTest, NoFitReasonFollowsKueuesResourceOrder) {
   const ClusterQueue cq = ClusterQueueBuilder("test-cq")
                               .ResourceGroup({"cpu"})
                               .Flavor("default")

@@ -259,10 +259,10 @@ INSTANTIATE_TEST_SUITE_P(
                     "cq"}},
          .want_flavors = {{"a",
                            {{"cpu", "default"}, {"nvidia.com/gpu", "a100"}}}}},
-        // Kueue's resolveNoFitReason only weighs flavors that were rated
-        // NoFit; here cpu's flavor fitted and the gpu has no resource group
-        // (so no flavor was tried for it), which leaves the reason empty.
-        // The message still says why.
+        // Kueue walks resources in FNV-1a hash order (nvidia.com/gpu before
+        // cpu): the gpu has no resource group, so the group fails before
+        // cpu is rated and no flavor attempt is recorded, which
+        // resolveNoFitReason reports as NoMatchingFlavor.
         {.name = "resource_not_in_cluster_queue",
          .flavors = {ResourceFlavorBuilder("default").Build()},
          .cluster_queues = {SimpleCq("cq", "4")},
@@ -271,7 +271,7 @@ INSTANTIATE_TEST_SUITE_P(
                         .Request("nvidia.com/gpu", "1")
                         .Build(),
                     "cq"}},
-         .want_reasons = {{"a", ""}},
+         .want_reasons = {{"a", "NoMatchingFlavor"}},
          .want_messages = {{"a",
                             "couldn't assign flavors to pod set main: "
                             "resource nvidia.com/gpu unavailable in "
