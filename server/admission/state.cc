@@ -1120,7 +1120,10 @@ absl::StatusOr<Workload> AdmissionState::SetActive(const NamespacedName& key,
                Condition{kConditionRequeued, "True", "Reactivated",
                          "The workload was reactivated", now});
   MarkWorkload(key, Change::kModified);
-  if (!HoldsQuota(wl)) EnqueueOrBlock(wl, now);
+  if (!HoldsQuota(wl)) {
+    EnqueueOrBlock(wl, now);
+    needs_scheduling_ = true;
+  }
   return wl;
 }
 

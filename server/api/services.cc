@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 
@@ -65,7 +66,10 @@ void FillWorkload(
   FillPlacements(view, placements);
 }
 
-bool WatchMatches(const v1::WatchRequest& filter, const store::Event& event) {
+// `was_in_cluster_queue`: the stream last delivered this workload as
+// admitted to filter.cluster_queue(), so its release is delivered too.
+bool WatchMatches(const v1::WatchRequest& filter, const store::Event& event,
+                  bool was_in_cluster_queue = false) {
   const ObjectMeta* meta;
   const char* kind;
   const Workload* wl = std::get_if<Workload>(&event.object);
@@ -96,12 +100,11 @@ bool WatchMatches(const v1::WatchRequest& filter, const store::Event& event) {
   }
   if (!filter.cluster_queue().empty()) {
     if (wl != nullptr) {
-      // Admitted there; a pending workload's LocalQueue is not resolved
-      // here, so only admitted ones match.
-      if (!wl->admission.has_value() ||
-          wl->admission->cluster_queue != filter.cluster_queue()) {
-        return false;
-      }
+      // Admitted there, or just released from there; a pending workload's
+      // LocalQueue is not resolved here, so pending ones do not match.
+      const bool here = wl->admission.has_value() &&
+                        wl->admission->cluster_queue == filter.cluster_queue();
+      if (!here && !was_in_cluster_queue) return false;
     } else if (std::string(kind) != "ClusterQueue" ||
                meta->name != filter.cluster_queue()) {
       return false;
@@ -505,13 +508,30 @@ grpc::Status QueueServiceImpl::Watch(
   engine::EventLog& log = engine_.event_log();
   int64_t after =
       request->has_from_revision() ? request->from_revision() : log.revision();
+  // Workloads this stream delivered as holding quota in the filtered
+  // ClusterQueue.
+  std::set<NamespacedName> in_cluster_queue;
   while (!context->IsCancelled()) {
     absl::StatusOr<std::vector<store::Event>> events =
         log.Read(after, 1000, absl::Seconds(1));
     if (!events.ok()) return ToGrpcStatus(events.status());
     for (const store::Event& event : *events) {
       after = event.revision;
-      if (!WatchMatches(*request, event)) continue;
+      bool was_here = false;
+      if (!request->cluster_queue().empty()) {
+        if (const Workload* wl = std::get_if<Workload>(&event.object)) {
+          const NamespacedName key = KeyOf(*wl);
+          was_here = in_cluster_queue.count(key) > 0;
+          if (HoldsQuota(*wl) &&
+              !IsConditionTrue(wl->conditions, kConditionFinished) &&
+              wl->admission->cluster_queue == request->cluster_queue()) {
+            in_cluster_queue.insert(key);
+          } else {
+            in_cluster_queue.erase(key);
+          }
+        }
+      }
+      if (!WatchMatches(*request, event, was_here)) continue;
       if (!writer->Write(ToProto(event))) return grpc::Status::OK;
     }
   }

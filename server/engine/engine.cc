@@ -486,34 +486,57 @@ absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
   });
 }
 
-absl::StatusOr<Workload> Engine::Cancel(const NamespacedName& key) {
-  return Call<Workload>([this, key]() -> absl::StatusOr<Workload> {
-    if (state_.FindWorkload(key) == nullptr) {
-      KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored, LookupWorkload(key));
-      if (stored.has_value()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(Describe(key), " already finished"));
+absl::StatusOr<Workload> Engine::ChangeWorkload(
+    const NamespacedName& key, std::function<absl::Status()> change) {
+  struct Slot {
+    absl::Notification done;
+    absl::StatusOr<Workload> result = absl::UnknownError("command did not run");
+  };
+  auto slot = std::make_shared<Slot>();
+  const bool posted = Post([this, key, change = std::move(change), slot] {
+    absl::Status changed = change();
+    // Replies run on this thread after the commit, so the workload read
+    // here carries the batch's revision and what its passes did.
+    replies_.push_back([this, key, slot, changed](const absl::Status& commit) {
+      if (!changed.ok()) {
+        slot->result = changed;
+      } else if (!commit.ok()) {
+        slot->result = commit;
+      } else {
+        absl::StatusOr<std::optional<Workload>> wl = LookupWorkload(key);
+        if (!wl.ok()) {
+          slot->result = wl.status();
+        } else if (!wl->has_value()) {
+          slot->result =
+              absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+        } else {
+          slot->result = **std::move(wl);
+        }
       }
-    }
-    return state_.FinishWorkload(key, "Cancelled", "The workload was cancelled",
-                                 batch_now_);
+      slot->done.Notify();
+    });
+  });
+  if (!posted) return absl::UnavailableError("kqd is shutting down");
+  slot->done.WaitForNotification();
+  return std::move(slot->result);
+}
+
+absl::StatusOr<Workload> Engine::Cancel(const NamespacedName& key) {
+  return ChangeWorkload(key, [this, key]() -> absl::Status {
+    KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+    return state_
+        .FinishWorkload(key, "Cancelled", "The workload was cancelled",
+                        batch_now_)
+        .status();
   });
 }
 
 absl::StatusOr<Workload> Engine::Finish(const NamespacedName& key,
                                         bool succeeded,
                                         const std::string& message) {
-  return Call<Workload>([this, key, succeeded,
-                         message]() -> absl::StatusOr<Workload> {
+  return ChangeWorkload(key, [this, key, succeeded, message]() -> absl::Status {
+    KQ_RETURN_IF_ERROR(CheckUnfinished(key));
     const Workload* wl = state_.FindWorkload(key);
-    if (wl == nullptr) {
-      KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored, LookupWorkload(key));
-      if (stored.has_value()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(Describe(key), " already finished"));
-      }
-      return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
-    }
     if (!HoldsQuota(*wl)) {
       return absl::FailedPreconditionError(absl::StrCat(
           Describe(key),
@@ -524,8 +547,10 @@ absl::StatusOr<Workload> Engine::Finish(const NamespacedName& key,
     if (text.empty()) {
       text = succeeded ? "Job finished successfully" : "Job failed";
     }
-    return state_.FinishWorkload(key, succeeded ? "Succeeded" : "Failed", text,
-                                 batch_now_);
+    return state_
+        .FinishWorkload(key, succeeded ? "Succeeded" : "Failed", text,
+                        batch_now_)
+        .status();
   });
 }
 
@@ -533,25 +558,16 @@ absl::StatusOr<Workload> Engine::SetAdmissionCheckState(
     const NamespacedName& key, const std::string& check,
     const std::string& state, const std::string& message,
     std::optional<int32_t> requeue_after_seconds) {
-  absl::StatusOr<Workload> set =
-      Call<Workload>([this, key, check, state, message,
-                      requeue_after_seconds]() -> absl::StatusOr<Workload> {
-        if (state_.FindWorkload(key) == nullptr) {
-          KQ_ASSIGN_OR_RETURN(std::optional<Workload> stored,
-                              LookupWorkload(key));
-          if (stored.has_value()) {
-            return absl::FailedPreconditionError(
-                absl::StrCat(Describe(key), " already finished"));
-          }
-        }
-        return state_.SetAdmissionCheckState(key, check, state, message,
-                                             requeue_after_seconds, batch_now_);
-      });
-  if (!set.ok()) return set.status();
-  // The batch's scheduling passes may have changed it further.
-  absl::StatusOr<WorkloadView> view = GetWorkload(key);
-  if (!view.ok()) return view.status();
-  return std::move(view->workload);
+  return ChangeWorkload(key,
+                        [this, key, check, state, message,
+                         requeue_after_seconds]() -> absl::Status {
+                          KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+                          return state_
+                              .SetAdmissionCheckState(
+                                  key, check, state, message,
+                                  requeue_after_seconds, batch_now_)
+                              .status();
+                        });
 }
 
 bool Engine::Post(Command command) {
@@ -808,30 +824,36 @@ absl::Status Engine::CheckUnfinished(const NamespacedName& key) {
 absl::StatusOr<admission::HeartbeatResult> Engine::Heartbeat(
     const NamespacedName& key, const std::string& runner_id,
     absl::Duration lease, bool stopped) {
-  return Call<admission::HeartbeatResult>(
-      [this, key, runner_id, lease,
-       stopped]() -> absl::StatusOr<admission::HeartbeatResult> {
-        KQ_RETURN_IF_ERROR(CheckUnfinished(key));
-        return state_.Heartbeat(key, runner_id, lease, stopped, batch_now_);
-      });
+  KQ_ASSIGN_OR_RETURN(
+      Workload wl,
+      ChangeWorkload(
+          key, [this, key, runner_id, lease, stopped]() -> absl::Status {
+            KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+            return state_.Heartbeat(key, runner_id, lease, stopped, batch_now_)
+                .status();
+          }));
+  // As committed: still evicted and holding quota means stop.
+  const bool stop = IsEvicting(wl);
+  return admission::HeartbeatResult{std::move(wl), stop};
 }
 
 absl::StatusOr<Workload> Engine::Preempt(const NamespacedName& key,
                                          const std::string& message,
                                          const std::string& actor,
                                          bool deactivate) {
-  return Call<Workload>(
-      [this, key, message, actor, deactivate]() -> absl::StatusOr<Workload> {
+  return ChangeWorkload(
+      key, [this, key, message, actor, deactivate]() -> absl::Status {
         KQ_RETURN_IF_ERROR(CheckUnfinished(key));
-        return state_.Preempt(key, message, actor, deactivate, batch_now_);
+        return state_.Preempt(key, message, actor, deactivate, batch_now_)
+            .status();
       });
 }
 
 absl::StatusOr<Workload> Engine::SetWorkloadActive(const NamespacedName& key,
                                                    bool active) {
-  return Call<Workload>([this, key, active]() -> absl::StatusOr<Workload> {
+  return ChangeWorkload(key, [this, key, active]() -> absl::Status {
     KQ_RETURN_IF_ERROR(CheckUnfinished(key));
-    return state_.SetActive(key, active, batch_now_);
+    return state_.SetActive(key, active, batch_now_).status();
   });
 }
 

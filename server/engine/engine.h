@@ -231,6 +231,11 @@ class Engine {
   void NameIfGenerated(Workload& workload);
   std::string NewUid();
   std::string GenerateName(const std::string& prefix);
+  // Runs `change` in a batch and answers with the workload as that batch
+  // committed it (its revision, and what the batch's passes made of it),
+  // read from memory or, once finished, from the batch or the store.
+  absl::StatusOr<Workload> ChangeWorkload(const NamespacedName& key,
+                                          std::function<absl::Status()> change);
   // Queues a command without waiting for it; false when stopping.
   bool Post(Command command);
   struct Waiter {

@@ -1,0 +1,662 @@
+"""The Python client of kqd.
+
+    import kq
+
+    client = kq.Client("127.0.0.1:7070")
+    client.apply([kq.resource_flavor("default"),
+                  kq.cluster_queue("cq", {"default": {"cpu": "8"}}),
+                  kq.local_queue("team", "lq", "cq")])
+    r = client.submit_workload(
+        kq.workload("train", "team", "lq", requests={"cpu": "4"}))
+
+Every method is one kqd call (or, for the waits and watches, a loop of
+them) and returns the response message of kq/v1/*.proto, or raises
+`KqError` with kqd's status code and message unchanged. Calls that can
+safely be repeated (reads, Heartbeat, Admit of a named workload, Apply,
+SetWorkloadActive, SetStopPolicy) are retried with exponential backoff
+while kqd is UNAVAILABLE, within `retry_budget` seconds; the others fail
+at once, since kqd may have applied them before the connection broke.
+
+A Client is thread-safe: a launcher's heartbeat thread and its main thread
+share one.
+"""
+
+import collections
+import random
+import threading
+import time
+
+import grpc
+from google.protobuf import duration_pb2
+
+from kq.v1 import admin_service_pb2
+from kq.v1 import admin_service_pb2_grpc
+from kq.v1 import objects_pb2
+from kq.v1 import queue_service_pb2
+from kq.v1 import queue_service_pb2_grpc
+from kq.v1 import workload_pb2
+
+__all__ = [
+    "Client",
+    "KqError",
+    "WatchProgress",
+    "WatchStream",
+    "cluster_queue",
+    "condition",
+    "config_object",
+    "is_admitted",
+    "is_finished",
+    "local_queue",
+    "priority_class",
+    "resource_flavor",
+    "workload",
+]
+
+
+class KqError(Exception):
+    """A failed kqd call.
+
+    `code` is the grpc.StatusCode kqd answered (NOT_FOUND, INVALID_ARGUMENT,
+    FAILED_PRECONDITION, ...), or UNAVAILABLE / DEADLINE_EXCEEDED when kqd
+    could not be reached in time; `message` is kqd's message as it sent it
+    (for INVALID_ARGUMENT it names the object and the field path).
+    """
+
+    def __init__(self, code, message):
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+    def __str__(self):
+        name = getattr(self.code, "name", str(self.code))
+        return f"{name}: {self.message}"
+
+
+def _error(rpc_error):
+    code = rpc_error.code() if hasattr(rpc_error, "code") else None
+    details = rpc_error.details() if hasattr(rpc_error, "details") else None
+    return KqError(code or grpc.StatusCode.UNKNOWN, details or str(rpc_error))
+
+
+def _duration(seconds):
+    d = duration_pb2.Duration()
+    d.FromNanoseconds(int(round(seconds * 1e9)))
+    return d
+
+
+# ---- Builders ---------------------------------------------------------------
+
+
+def workload(name, namespace, queue, requests=None, count=1,
+             priority_class=None, pod_set="main", min_count=None,
+             labels=None, annotations=None, node_selector=None,
+             generate_name=None, maximum_execution_time_seconds=None):
+    """A Workload of one pod set: `count` pods each asking for `requests`
+    (resource name -> quantity string or number, e.g. {"cpu": "4",
+    "nvidia.com/gpu": 8}), submitted to LocalQueue `queue` of `namespace`.
+    With an empty `name`, kqd names it from `generate_name`."""
+    wl = workload_pb2.Workload()
+    wl.metadata.name = name or ""
+    wl.metadata.namespace = namespace
+    if generate_name:
+        wl.metadata.generate_name = generate_name
+    wl.metadata.labels.update(labels or {})
+    wl.metadata.annotations.update(annotations or {})
+    wl.spec.queue_name = queue
+    if priority_class:
+        wl.spec.priority_class_name = priority_class
+    if maximum_execution_time_seconds is not None:
+        wl.spec.maximum_execution_time_seconds = maximum_execution_time_seconds
+    ps = wl.spec.pod_sets.add()
+    ps.name = pod_set
+    ps.count = count
+    if min_count is not None:
+        ps.min_count = min_count
+    for resource, quantity in (requests or {}).items():
+        ps.requests[resource] = str(quantity)
+    ps.node_selector.update(node_selector or {})
+    return wl
+
+
+def resource_flavor(name, node_labels=None, tolerations=None):
+    """A ResourceFlavor; `tolerations` are Toleration messages or dicts of
+    its fields."""
+    rf = objects_pb2.ResourceFlavor()
+    rf.metadata.name = name
+    rf.spec.node_labels.update(node_labels or {})
+    for t in tolerations or ():
+        rf.spec.tolerations.append(
+            t if isinstance(t, objects_pb2.Toleration)
+            else objects_pb2.Toleration(**t))
+    return rf
+
+
+def cluster_queue(name, quotas, cohort="", preemption=None,
+                  namespace_selector=None, queueing_strategy=""):
+    """A ClusterQueue with one resource group.
+
+    `quotas` maps flavor name -> {resource: nominal quota}, flavors in order
+    of preference; the group covers every resource named. `preemption` is a
+    ClusterQueuePreemption or a dict of its fields (e.g.
+    {"within_cluster_queue": "LowerPriority"}). `namespace_selector` is a
+    dict of match labels; unlike Kueue's API, where an absent selector
+    selects no namespace, the builder's default {} selects every
+    namespace.
+    """
+    cq = objects_pb2.ClusterQueue()
+    cq.metadata.name = name
+    group = cq.spec.resource_groups.add()
+    covered = []
+    for flavor, resources in quotas.items():
+        fq = group.flavors.add()
+        fq.name = flavor
+        for resource, quantity in resources.items():
+            fq.resources.add(name=resource, nominal_quota=str(quantity))
+            if resource not in covered:
+                covered.append(resource)
+    group.covered_resources.extend(covered)
+    cq.spec.cohort_name = cohort
+    cq.spec.queueing_strategy = queueing_strategy
+    cq.spec.namespace_selector.match_labels.update(namespace_selector or {})
+    cq.spec.namespace_selector.SetInParent()
+    if isinstance(preemption, objects_pb2.ClusterQueuePreemption):
+        cq.spec.preemption.CopyFrom(preemption)
+    elif preemption:
+        cq.spec.preemption.CopyFrom(
+            objects_pb2.ClusterQueuePreemption(**preemption))
+    return cq
+
+
+def local_queue(namespace, name, cluster_queue_name):
+    """A LocalQueue of `namespace` pointing at a ClusterQueue."""
+    lq = objects_pb2.LocalQueue()
+    lq.metadata.namespace = namespace
+    lq.metadata.name = name
+    lq.spec.cluster_queue = cluster_queue_name
+    return lq
+
+
+def priority_class(name, value, description=""):
+    """A WorkloadPriorityClass."""
+    pc = objects_pb2.WorkloadPriorityClass(value=value, description=description)
+    pc.metadata.name = name
+    return pc
+
+
+_CONFIG_FIELDS = {
+    objects_pb2.Namespace: "namespace",
+    objects_pb2.ResourceFlavor: "resource_flavor",
+    objects_pb2.ClusterQueue: "cluster_queue",
+    objects_pb2.Cohort: "cohort",
+    objects_pb2.LocalQueue: "local_queue",
+    objects_pb2.WorkloadPriorityClass: "workload_priority_class",
+    objects_pb2.AdmissionCheck: "admission_check",
+}
+
+
+def config_object(obj):
+    """Wraps a ResourceFlavor, ClusterQueue, ... in a ConfigObject (a
+    ConfigObject is returned as it is)."""
+    if isinstance(obj, objects_pb2.ConfigObject):
+        return obj
+    field = _CONFIG_FIELDS.get(type(obj))
+    if field is None:
+        raise TypeError(f"not a kq configuration object: {type(obj).__name__}")
+    wrapped = objects_pb2.ConfigObject()
+    getattr(wrapped, field).CopyFrom(obj)
+    return wrapped
+
+
+def condition(wl, type_):
+    """The workload's condition of this type, or None."""
+    for c in wl.status.conditions:
+        if c.type == type_:
+            return c
+    return None
+
+
+def is_admitted(wl):
+    c = condition(wl, "Admitted")
+    return c is not None and c.status == "True"
+
+
+def is_finished(wl):
+    c = condition(wl, "Finished")
+    return c is not None and c.status == "True"
+
+
+# ---- Watch ------------------------------------------------------------------
+
+
+class WatchProgress:
+    """Where a watch stands: `revision` of the last event delivered (0
+    before any) and `reconnects` so far (kqd restarted or the stream
+    broke)."""
+
+    def __init__(self):
+        self.revision = 0
+        self.reconnects = 0
+
+    def __repr__(self):
+        return (f"WatchProgress(revision={self.revision}, "
+                f"reconnects={self.reconnects})")
+
+
+def _event_key(event):
+    if event.WhichOneof("object") == "workload":
+        kind, meta = "Workload", event.workload.metadata
+    else:
+        kind = event.config_object.WhichOneof("kind") or ""
+        meta = getattr(event.config_object, kind).metadata if kind else None
+    if meta is None:
+        return (kind, "", "", event.type)
+    return (kind, meta.namespace, meta.name, event.type)
+
+
+# Stream ends after which a resumable watch reconnects: kqd went away
+# (UNAVAILABLE), shut down its event log (CANCELLED) or the transport broke.
+_RECONNECT_CODES = frozenset({
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.ABORTED,
+})
+
+
+class WatchStream:
+    """The events of one watch, in revision order: iterate over it.
+
+    cancel() may be called from any thread and ends the iteration;
+    `progress` is a WatchProgress. Also a context manager that cancels on
+    exit.
+    """
+
+    def __init__(self, client, request, resume, progress):
+        self._client = client
+        self._request = request
+        self.progress = progress if progress is not None else WatchProgress()
+        self._lock = threading.Lock()
+        self._call = None
+        self._cancelled = False
+        if resume:
+            if not request.HasField("from_revision"):
+                # "From now" is pinned to a revision, or a reconnection
+                # before the first event would lose what happened meanwhile.
+                request.from_revision = client.list_objects(
+                    "WorkloadPriorityClass").revision
+            self._events = self._resumable()
+        else:
+            # Opened here so that "from now" means when watch() was called.
+            self._events = self._once(self._open(request))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._events)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cancel()
+        return False
+
+    def cancel(self):
+        with self._lock:
+            self._cancelled = True
+            call = self._call
+        if call is not None:
+            call.cancel()
+
+    def _open(self, request):
+        with self._lock:
+            if self._cancelled:
+                return None
+            self._call = self._client._queue.Watch(request)
+            return self._call
+
+    def _once(self, call):
+        try:
+            for event in call:
+                self.progress.revision = event.revision
+                yield event
+        except grpc.RpcError as e:
+            if self._cancelled:
+                return
+            raise _error(e) from None
+        finally:
+            call.cancel()
+
+    def _resumable(self):
+        # Events of one revision (one kqd commit) may be cut in the middle.
+        # `last` is the revision of the last event delivered and `seen`
+        # counts the events delivered at it; a reconnection resumes after
+        # last - 1 and skips those, so nothing is lost or repeated.
+        client = self._client
+        request = queue_service_pb2.WatchRequest()
+        request.CopyFrom(self._request)
+        last = request.from_revision
+        seen = collections.Counter()
+        backoff = client._initial_backoff
+        failing_since = None
+        while True:
+            request.from_revision = last - 1 if seen else last
+            skip = collections.Counter(seen)
+            call = self._open(request)
+            if call is None:
+                return
+            started = time.monotonic()
+            failure = None
+            try:
+                for event in call:
+                    failing_since = None
+                    backoff = client._initial_backoff
+                    key = _event_key(event)
+                    if event.revision < last:
+                        continue
+                    if event.revision == last and skip[key] > 0:
+                        skip[key] -= 1
+                        continue
+                    if event.revision != last:
+                        last = event.revision
+                        seen.clear()
+                    seen[key] += 1
+                    self.progress.revision = last
+                    yield event
+            except grpc.RpcError as e:
+                if self._cancelled:
+                    return
+                if e.code() not in _RECONNECT_CODES:
+                    raise _error(e) from None
+                failure = _error(e)
+            finally:
+                call.cancel()
+            if self._cancelled:
+                return
+            now = time.monotonic()
+            # A stream that stayed up a while was connected: the outage
+            # starts now, not at an earlier failure.
+            if failing_since is None or now - started >= 1.0:
+                failing_since = now
+                backoff = client._initial_backoff
+            if now - failing_since > client._retry_budget:
+                raise failure or KqError(
+                    grpc.StatusCode.UNAVAILABLE,
+                    f"watch: kqd at {client.target} unreachable")
+            time.sleep(random.uniform(backoff / 2, backoff))
+            backoff = min(backoff * 2, client._max_backoff)
+            self.progress.reconnects += 1
+
+
+# ---- Client -----------------------------------------------------------------
+
+
+class Client:
+    """A connection to one kqd.
+
+    `timeout` is the deadline of each unary call in seconds. UNAVAILABLE
+    answers to idempotent calls are retried, sleeping from
+    `retry_initial_backoff` doubling up to `retry_max_backoff`, until
+    `retry_budget` seconds have passed.
+    """
+
+    def __init__(self, target="127.0.0.1:7070", timeout=30.0,
+                 retry_initial_backoff=0.1, retry_max_backoff=5.0,
+                 retry_budget=60.0):
+        self.target = target
+        self.timeout = timeout
+        self._initial_backoff = retry_initial_backoff
+        self._max_backoff = retry_max_backoff
+        self._retry_budget = retry_budget
+        # gRPC's default reconnection backoff grows to two minutes; a
+        # restarted kqd should be found again within seconds.
+        self._channel = grpc.insecure_channel(target, options=[
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 2000),
+        ])
+        self._queue = queue_service_pb2_grpc.QueueServiceStub(self._channel)
+        self._admin = admin_service_pb2_grpc.AdminServiceStub(self._channel)
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _call(self, rpc, request, idempotent, timeout=None, budget=None):
+        give_up = time.monotonic() + (
+            self._retry_budget if budget is None else budget)
+        backoff = self._initial_backoff
+        while True:
+            try:
+                return rpc(request,
+                           timeout=self.timeout if timeout is None else timeout)
+            except grpc.RpcError as e:
+                if not idempotent or e.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise _error(e) from None
+                pause = random.uniform(backoff / 2, backoff)
+                if time.monotonic() + pause > give_up:
+                    raise _error(e) from None
+                time.sleep(pause)
+                backoff = min(backoff * 2, self._max_backoff)
+
+    # ---- AdminService -------------------------------------------------------
+
+    def apply(self, objects=(), workloads=()):
+        """Creates or replaces configuration objects (ConfigObject, or
+        ResourceFlavor, ClusterQueue, ... as they are) and submits
+        workloads, in one transaction. Returns ApplyResponse: one result
+        per object, then per workload."""
+        request = admin_service_pb2.ApplyRequest()
+        for obj in objects:
+            if isinstance(obj, workload_pb2.Workload):
+                request.workloads.append(obj)
+            else:
+                request.objects.append(config_object(obj))
+        request.workloads.extend(workloads)
+        # Declarative, unless kqd names a workload (a retry would submit
+        # another).
+        idempotent = all(w.metadata.name for w in request.workloads)
+        return self._call(self._admin.Apply, request, idempotent)
+
+    def delete(self, kind, name, namespace=""):
+        """Deletes one configuration object (kind as Kueue names it:
+        "ClusterQueue", "LocalQueue", ...)."""
+        self._call(self._admin.Delete,
+                   admin_service_pb2.DeleteRequest(
+                       kind=kind, namespace=namespace, name=name), False)
+
+    def get_object(self, kind, name, namespace=""):
+        """One configuration object with its computed status (ConfigObject)."""
+        return self._call(self._admin.GetObject,
+                          admin_service_pb2.GetObjectRequest(
+                              kind=kind, namespace=namespace, name=name),
+                          True).object
+
+    def list_objects(self, kind, namespace=""):
+        """ListObjectsResponse: objects of one kind and the revision the list
+        is consistent with."""
+        return self._call(self._admin.ListObjects,
+                          admin_service_pb2.ListObjectsRequest(
+                              kind=kind, namespace=namespace), True)
+
+    def set_admission_check_state(self, namespace, workload_name, check, state,
+                                  message="", requeue_after_seconds=None):
+        """Sets one admission check of a workload (Pending, Ready, Retry,
+        Rejected) as its controller would. Returns the Workload."""
+        request = admin_service_pb2.SetAdmissionCheckStateRequest(
+            namespace=namespace, workload=workload_name, check=check,
+            state=state, message=message)
+        if requeue_after_seconds is not None:
+            request.requeue_after_seconds = requeue_after_seconds
+        return self._call(self._admin.SetAdmissionCheckState, request,
+                          False).workload
+
+    def preempt(self, namespace, name, message="", actor="", deactivate=False):
+        """Operator eviction; the runner, if any, is told to stop first.
+        Returns the Workload."""
+        return self._call(self._admin.Preempt,
+                          admin_service_pb2.PreemptRequest(
+                              namespace=namespace, name=name, message=message,
+                              actor=actor, deactivate=deactivate),
+                          False).workload
+
+    def set_workload_active(self, namespace, name, active):
+        """Kueue's spec.active: False stops a workload, True resumes it.
+        Returns the Workload."""
+        return self._call(self._admin.SetWorkloadActive,
+                          admin_service_pb2.SetWorkloadActiveRequest(
+                              namespace=namespace, name=name, active=active),
+                          True).workload
+
+    def set_stop_policy(self, kind, name, stop_policy, namespace=""):
+        """spec.stopPolicy (None, Hold, HoldAndDrain) of a ClusterQueue or
+        LocalQueue. Returns the ConfigObject."""
+        return self._call(self._admin.SetStopPolicy,
+                          admin_service_pb2.SetStopPolicyRequest(
+                              kind=kind, namespace=namespace, name=name,
+                              stop_policy=stop_policy),
+                          True).object
+
+    # ---- QueueService -------------------------------------------------------
+
+    def submit_workload(self, wl):
+        """SubmitWorkloadResponse: the stored workload (admitted already if
+        the scheduling pass of its batch admitted it) and its placements."""
+        return self._call(self._queue.SubmitWorkload,
+                          queue_service_pb2.SubmitWorkloadRequest(workload=wl),
+                          False)
+
+    def get_workload(self, namespace, name):
+        """GetWorkloadResponse: the workload (finished ones too) and, when
+        admitted, its placements."""
+        return self._call(self._queue.GetWorkload,
+                          queue_service_pb2.GetWorkloadRequest(
+                              namespace=namespace, name=name), True)
+
+    def list_workloads(self, namespace="", queue_name="", cluster_queue="",
+                       include_finished=False):
+        """ListWorkloadsResponse: workloads and the revision to watch from."""
+        return self._call(self._queue.ListWorkloads,
+                          queue_service_pb2.ListWorkloadsRequest(
+                              namespace=namespace, queue_name=queue_name,
+                              cluster_queue=cluster_queue,
+                              include_finished=include_finished), True)
+
+    def cancel_workload(self, namespace, name):
+        """Cancels a workload (Finished, reason Cancelled). Returns it."""
+        return self._call(self._queue.CancelWorkload,
+                          queue_service_pb2.CancelWorkloadRequest(
+                              namespace=namespace, name=name), False).workload
+
+    def finish_workload(self, namespace, name, succeeded=True, message=""):
+        """Reports that an admitted workload ended; its quota is released.
+        Returns the Workload."""
+        return self._call(self._queue.FinishWorkload,
+                          queue_service_pb2.FinishWorkloadRequest(
+                              namespace=namespace, name=name,
+                              succeeded=succeeded, message=message),
+                          False).workload
+
+    def admit(self, namespace="", name="", wl=None, timeout=None,
+              runner_id="", lease=None):
+        """One Admit call: waits up to `timeout` seconds (None: until the
+        call's deadline, `self.timeout`) for the workload's admission.
+        With `wl`, submits it first (or waits for it if its name exists).
+        With `runner_id`, attaches as its runner with `lease` seconds once
+        admitted. Returns AdmitResponse (outcome ADMITTED, PENDING with
+        reason and position, FINISHED or DEACTIVATED)."""
+        request = queue_service_pb2.AdmitRequest(
+            namespace=namespace, name=name, runner_id=runner_id)
+        if wl is not None:
+            request.workload.CopyFrom(wl)
+        if timeout:
+            request.timeout.CopyFrom(_duration(timeout))
+        if lease:
+            request.lease.CopyFrom(_duration(lease))
+        idempotent = wl is None or bool(wl.metadata.name)
+        return self._call(self._queue.Admit, request, idempotent,
+                          timeout=(timeout or 0) + self.timeout)
+
+    def wait_admitted(self, namespace="", name="", wl=None, timeout=None,
+                      on_pending=None, poll=30.0, runner_id="", lease=None):
+        """Waits until the workload is admitted, finished or deactivated,
+        with Admit calls of `poll` seconds each, calling
+        `on_pending(response)` with every PENDING answer (reason,
+        position). With `wl`, only the first call submits it. Returns the
+        final AdmitResponse; KqError DEADLINE_EXCEEDED after `timeout`
+        seconds (None: never)."""
+        give_up = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = poll
+            if give_up is not None:
+                wait = min(poll, give_up - time.monotonic())
+                if wait <= 0:
+                    raise KqError(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"workload {namespace}/{name} not admitted within "
+                        f"{timeout}s")
+            response = self.admit(namespace, name, wl, timeout=wait,
+                                  runner_id=runner_id, lease=lease)
+            if wl is not None:
+                namespace = response.workload.metadata.namespace
+                name = response.workload.metadata.name
+                wl = None
+            if response.outcome != queue_service_pb2.AdmitResponse.PENDING:
+                return response
+            if on_pending is not None:
+                on_pending(response)
+
+    def heartbeat(self, namespace, name, runner_id, lease=30.0, stopped=False,
+                  timeout=None, retry_budget=None):
+        """The runner handshake: attaches `runner_id` or renews its lease;
+        HeartbeatResponse.stop says the workload was evicted. After
+        stopping it, call again with stopped=True to release the quota."""
+        return self._call(self._queue.Heartbeat,
+                          queue_service_pb2.HeartbeatRequest(
+                              namespace=namespace, name=name,
+                              runner_id=runner_id, lease=_duration(lease),
+                              stopped=stopped),
+                          True, timeout=timeout, budget=retry_budget)
+
+    def explain(self, namespace, name):
+        """ExplainResponse: why the workload is where it is."""
+        return self._call(self._queue.Explain,
+                          queue_service_pb2.ExplainRequest(
+                              namespace=namespace, name=name), True)
+
+    def simulate(self, wl=None, namespace="", name=""):
+        """SimulateResponse: would this workload (or the stored pending one
+        named) be admitted now, and preempting whom? Writes nothing."""
+        request = queue_service_pb2.SimulateRequest(namespace=namespace,
+                                                    name=name)
+        if wl is not None:
+            request.workload.CopyFrom(wl)
+        return self._call(self._queue.Simulate, request, True)
+
+    def watch(self, from_revision=None, kinds=(), namespace="", queue_name="",
+              workload_name="", cluster_queue="", resume=False,
+              progress=None):
+        """Streams WatchEvents committed after `from_revision` (None: from
+        now) matching the filters; returns a WatchStream to iterate.
+
+        With resume=True the stream survives kqd restarts and broken
+        connections: it reconnects with backoff and continues right after
+        the last event delivered, with no gap and no duplicate, giving up
+        after `retry_budget` seconds without a connection. OUT_OF_RANGE (the
+        revision left kqd's event log: list again) and other errors raise
+        KqError either way.
+        """
+        request = queue_service_pb2.WatchRequest(
+            kinds=list(kinds), namespace=namespace, queue_name=queue_name,
+            workload_name=workload_name, cluster_queue=cluster_queue)
+        if from_revision is not None:
+            request.from_revision = from_revision
+        return WatchStream(self, request, resume, progress)

@@ -1,0 +1,223 @@
+"""kq.Client: kqd's errors as they are, which calls are retried, and a
+resumable watch cut in the middle of a revision."""
+
+import threading
+import unittest
+from concurrent import futures
+
+import grpc
+
+import kq
+from kq.v1 import queue_service_pb2, queue_service_pb2_grpc
+from kqtest import DEADLINE, Background, Kqd, event_key
+
+NS = "team"
+
+
+class ErrorMappingTest(unittest.TestCase):
+    """Against a real kqd: the code and message kqd chose reach the caller
+    unchanged."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.kqd = Kqd()
+        try:
+            cls.kqd.start()
+        except BaseException:
+            cls.kqd.close()
+            raise
+        cls.client = kq.Client(cls.kqd.target)
+        cls.client.apply([
+            kq.resource_flavor("default"),
+            kq.cluster_queue("cq", {"default": {"cpu": "4"}}),
+            kq.local_queue(NS, "lq", "cq"),
+        ])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.kqd.close()
+
+    def assertKqError(self, code, fn, *args, **kwargs):
+        with self.assertRaises(kq.KqError) as caught:
+            fn(*args, **kwargs)
+        self.assertEqual(caught.exception.code, code, str(caught.exception))
+        return caught.exception.message
+
+    def test_not_found(self):
+        message = self.assertKqError(grpc.StatusCode.NOT_FOUND,
+                                     self.client.get_workload, NS, "missing")
+        self.assertEqual(message, 'Workload "team/missing" not found')
+        self.assertKqError(grpc.StatusCode.NOT_FOUND, self.client.get_object,
+                           "ClusterQueue", "missing")
+
+    def test_invalid_argument_names_the_field(self):
+        message = self.assertKqError(
+            grpc.StatusCode.INVALID_ARGUMENT, self.client.apply,
+            [kq.resource_flavor("other"),
+             kq.cluster_queue("bad", {"other": {"cpu": "lots"}})])
+        self.assertIn('objects[1] (ClusterQueue "bad"): '
+                      "spec.resourceGroups[0].flavors[0].resources[0]"
+                      ".nominalQuota:", message)
+        # Nothing of a rejected Apply is stored.
+        self.assertKqError(grpc.StatusCode.NOT_FOUND, self.client.get_object,
+                           "ResourceFlavor", "other")
+
+        message = self.assertKqError(
+            grpc.StatusCode.INVALID_ARGUMENT, self.client.submit_workload,
+            kq.workload("neg", NS, "lq", {"cpu": "1"}, count=-1))
+        self.assertIn("spec.podSets[0].count:", message)
+
+    def test_already_exists_and_failed_precondition(self):
+        self.client.submit_workload(kq.workload("once", NS, "lq", {"cpu": "1"}))
+        message = self.assertKqError(
+            grpc.StatusCode.ALREADY_EXISTS, self.client.submit_workload,
+            kq.workload("once", NS, "lq", {"cpu": "1"}))
+        self.assertEqual(message, 'Workload "team/once" already exists')
+        self.assertKqError(grpc.StatusCode.FAILED_PRECONDITION,
+                           self.client.heartbeat, NS, "once", "r",
+                           stopped=True)
+
+    def test_error_text(self):
+        error = kq.KqError(grpc.StatusCode.NOT_FOUND, "x not found")
+        self.assertEqual(str(error), "NOT_FOUND: x not found")
+
+
+class FakeQueue(queue_service_pb2_grpc.QueueServiceServicer):
+    """Answers GetWorkload and CancelWorkload with UNAVAILABLE `failures`
+    times, and serves Watch from EVENTS, cutting the first stream after
+    `cut_after` events."""
+
+    EVENTS = [(1, "a"), (2, "b"), (2, "c"), (2, "d"), (3, "e")]
+
+    def __init__(self, failures=0, cut_after=None, cut_code=None):
+        self.failures = failures
+        self.calls = []
+        self.watch_from = []
+        self.cut_after = cut_after
+        self.cut_code = cut_code or grpc.StatusCode.UNAVAILABLE
+        self.lock = threading.Lock()
+
+    def _maybe_fail(self, name, context):
+        with self.lock:
+            self.calls.append(name)
+            if self.failures > 0:
+                self.failures -= 1
+                context.abort(grpc.StatusCode.UNAVAILABLE, "try later")
+
+    def GetWorkload(self, request, context):
+        self._maybe_fail("GetWorkload", context)
+        response = queue_service_pb2.GetWorkloadResponse()
+        response.workload.metadata.name = request.name
+        return response
+
+    def CancelWorkload(self, request, context):
+        self._maybe_fail("CancelWorkload", context)
+        return queue_service_pb2.CancelWorkloadResponse()
+
+    def Watch(self, request, context):
+        with self.lock:
+            self.watch_from.append(request.from_revision)
+            first = len(self.watch_from) == 1
+        sent = 0
+        for revision, name in self.EVENTS:
+            if revision <= request.from_revision:
+                continue
+            if first and self.cut_after is not None and sent == self.cut_after:
+                context.abort(self.cut_code, "stream cut")
+            event = queue_service_pb2.WatchEvent(
+                type=queue_service_pb2.WatchEvent.ADDED, revision=revision)
+            event.workload.metadata.namespace = NS
+            event.workload.metadata.name = name
+            yield event
+            sent += 1
+        while context.is_active():
+            threading.Event().wait(0.05)
+
+
+class FakeServerTest(unittest.TestCase):
+
+    def serve(self, servicer):
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        queue_service_pb2_grpc.add_QueueServiceServicer_to_server(
+            servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        client = kq.Client(f"127.0.0.1:{port}", timeout=DEADLINE,
+                           retry_initial_backoff=0.01, retry_max_backoff=0.05,
+                           retry_budget=DEADLINE)
+        self.addCleanup(client.close)
+        return client
+
+    def test_idempotent_calls_are_retried_while_unavailable(self):
+        fake = FakeQueue(failures=2)
+        client = self.serve(fake)
+        self.assertEqual(client.get_workload(NS, "w").workload.metadata.name,
+                         "w")
+        self.assertEqual(fake.calls, ["GetWorkload"] * 3)
+
+    def test_other_calls_are_not_retried(self):
+        fake = FakeQueue(failures=1)
+        client = self.serve(fake)
+        with self.assertRaises(kq.KqError) as caught:
+            client.cancel_workload(NS, "w")
+        self.assertEqual(caught.exception.code, grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(caught.exception.message, "try later")
+        self.assertEqual(fake.calls, ["CancelWorkload"])
+
+    def collect(self, stream, count):
+        def take():
+            events = []
+            for event in stream:
+                events.append(event_key(event))
+                if len(events) == count:
+                    break
+            return events
+        try:
+            return Background(take, name="watcher").join()
+        finally:
+            stream.cancel()
+
+    def test_resume_cut_inside_a_revision(self):
+        # Cut after a, b: revision 2 was half delivered.
+        fake = FakeQueue(cut_after=2)
+        client = self.serve(fake)
+        stream = client.watch(from_revision=0, resume=True)
+        events = self.collect(stream, 5)
+        self.assertEqual([(e[0], e[4]) for e in events], FakeQueue.EVENTS)
+        # Resumed from the revision before the one cut, skipping b.
+        self.assertEqual(fake.watch_from, [0, 1])
+        self.assertEqual(stream.progress.reconnects, 1)
+
+    def test_resume_cut_between_revisions(self):
+        fake = FakeQueue(cut_after=4, cut_code=grpc.StatusCode.CANCELLED)
+        client = self.serve(fake)
+        stream = client.watch(from_revision=0, resume=True)
+        events = self.collect(stream, 5)
+        self.assertEqual([(e[0], e[4]) for e in events], FakeQueue.EVENTS)
+        self.assertEqual(fake.watch_from, [0, 1])
+
+    def test_without_resume_the_cut_is_an_error(self):
+        fake = FakeQueue(cut_after=2)
+        client = self.serve(fake)
+        stream = client.watch(from_revision=0)
+        self.assertEqual(next(stream).workload.metadata.name, "a")
+        self.assertEqual(next(stream).workload.metadata.name, "b")
+        with self.assertRaises(kq.KqError) as caught:
+            next(stream)
+        self.assertEqual(caught.exception.code, grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(caught.exception.message, "stream cut")
+
+    def test_out_of_range_is_not_resumed(self):
+        fake = FakeQueue(cut_after=0, cut_code=grpc.StatusCode.OUT_OF_RANGE)
+        client = self.serve(fake)
+        stream = client.watch(from_revision=0, resume=True)
+        with self.assertRaises(kq.KqError) as caught:
+            next(stream)
+        self.assertEqual(caught.exception.code, grpc.StatusCode.OUT_OF_RANGE)
+        self.assertEqual(fake.watch_from, [0])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
