@@ -29,6 +29,11 @@ struct Environment {
   std::ostream* err = nullptr;
   // The time AGE columns are computed against.
   absl::Time now;
+  // The current time, for commands that run on (`kq watch` ages); unset:
+  // `now`.
+  std::function<absl::Time()> clock;
+  // Who runs kq ($USER), the actor of `kq preempt`; empty: "operator".
+  std::string user;
 };
 
 // Parses `args` (args[0] is the program name) and runs the command they

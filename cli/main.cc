@@ -27,5 +27,9 @@ int main(int argc, char** argv) {
   env.out = &std::cout;
   env.err = &std::cerr;
   env.now = absl::Now();
+  env.clock = [] { return absl::Now(); };
+  if (const char* user = std::getenv("USER"); user != nullptr) {
+    env.user = user;
+  }
   return kq::cli::RunCli(std::vector<std::string>(argv, argv + argc), env);
 }

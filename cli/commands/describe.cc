@@ -2,11 +2,13 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cli/command.h"
 #include "cli/commands/commands.h"
 #include "cli/kinds.h"
 #include "cli/printers/describe_printer.h"
+#include "cli/printers/format.h"
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/queue_service.pb.h"
 
@@ -25,6 +27,21 @@ int RunDescribe(const DescribeOptions& options, CommandContext& ctx) {
       return ReportError(response.status(), ctx.err);
     }
     ctx.out << DescribeWorkload(response->workload(), ctx.now);
+    if (WorkloadState(response->workload()) == "Finished") {
+      return kExitOk;
+    }
+    absl::StatusOr<v1::ExplainResponse> explanation =
+        ctx.client.Explain(ns, options.name);
+    if (explanation.ok()) {
+      ctx.out << DescribeExplanation(*explanation, ctx.now);
+    } else if (explanation.status().code() !=
+               absl::StatusCode::kFailedPrecondition) {
+      // FAILED_PRECONDITION: it finished since GetWorkload; nothing to
+      // explain.
+      ctx.err << "Warning: cannot explain workload " << options.name << ": "
+              << absl::StatusCodeToString(explanation.status().code()) << ": "
+              << explanation.status().message() << "\n";
+    }
     return kExitOk;
   }
   absl::StatusOr<v1::ConfigObject> object =

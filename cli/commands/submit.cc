@@ -101,31 +101,44 @@ absl::StatusOr<std::map<std::string, std::string>> ParseRequests(
   return requests;
 }
 
+v1::Workload BuildWorkload(const WorkloadFlags& flags) {
+  v1::Workload workload;
+  v1::ObjectMeta& metadata = *workload.mutable_metadata();
+  metadata.set_namespace_(flags.namespace_name);
+  if (!flags.name.empty()) {
+    metadata.set_name(flags.name);
+  } else {
+    metadata.set_generate_name(flags.generate_name);
+  }
+  v1::WorkloadSpec& spec = *workload.mutable_spec();
+  spec.set_queue_name(flags.queue);
+  if (!flags.priority_class.empty()) {
+    spec.set_priority_class_name(flags.priority_class);
+    spec.set_priority_class_source("kueue.x-k8s.io/workloadpriorityclass");
+  }
+  v1::PodSet& pod_set = *spec.add_pod_sets();
+  pod_set.set_name(flags.pod_set);
+  pod_set.set_count(flags.count);
+  pod_set.mutable_requests()->insert(flags.requests.begin(),
+                                     flags.requests.end());
+  return workload;
+}
+
 int RunSubmit(const SubmitOptions& options, CommandContext& ctx) {
   absl::StatusOr<std::map<std::string, std::string>> requests =
       ParseRequests(options.requests);
   if (!requests.ok()) {
     return ReportUsage(requests.status(), ctx.err);
   }
-
-  v1::Workload workload;
-  v1::ObjectMeta& metadata = *workload.mutable_metadata();
-  metadata.set_namespace_(options.namespace_name);
-  if (options.name.empty()) {
-    metadata.set_generate_name("wl-");
-  } else {
-    metadata.set_name(options.name);
-  }
-  v1::WorkloadSpec& spec = *workload.mutable_spec();
-  spec.set_queue_name(options.queue);
-  if (!options.priority_class.empty()) {
-    spec.set_priority_class_name(options.priority_class);
-    spec.set_priority_class_source("kueue.x-k8s.io/workloadpriorityclass");
-  }
-  v1::PodSet& pod_set = *spec.add_pod_sets();
-  pod_set.set_name(options.pod_set);
-  pod_set.set_count(options.count);
-  pod_set.mutable_requests()->insert(requests->begin(), requests->end());
+  const v1::Workload workload =
+      BuildWorkload({.queue = options.queue,
+                     .namespace_name = options.namespace_name,
+                     .name = options.name,
+                     .generate_name = options.name.empty() ? "wl-" : "",
+                     .count = options.count,
+                     .requests = *std::move(requests),
+                     .priority_class = options.priority_class,
+                     .pod_set = options.pod_set});
 
   absl::StatusOr<v1::SubmitWorkloadResponse> response =
       ctx.client.SubmitWorkload(workload);

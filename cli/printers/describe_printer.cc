@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -475,6 +476,82 @@ std::string DescribeWorkload(const v1::Workload& workload, absl::Time now) {
   if (const v1::Condition* pending = PendingCondition(workload)) {
     w.Line(0, absl::StrCat("Pending: ", pending->reason(), ": ",
                            pending->message()));
+  }
+  return w.Render();
+}
+
+std::string DescribeExplanation(const v1::ExplainResponse& explanation,
+                                absl::Time now) {
+  DescribeWriter w;
+  w.Section(0, "Explain");
+  w.Field(1, "State", explanation.state());
+  if (!explanation.cluster_queue().empty()) {
+    w.Field(1, "ClusterQueue", explanation.cluster_queue());
+  }
+  if (!explanation.reason().empty()) {
+    w.Field(1, "Reason", explanation.reason());
+  }
+  if (!explanation.message().empty()) {
+    w.Field(1, "Message", explanation.message());
+  }
+  if (explanation.has_position_in_cluster_queue()) {
+    w.Field(1, "Position In ClusterQueue",
+            absl::StrCat(explanation.position_in_cluster_queue()));
+  }
+  if (explanation.has_position_in_local_queue()) {
+    w.Field(1, "Position In LocalQueue",
+            absl::StrCat(explanation.position_in_local_queue()));
+  }
+  if (explanation.has_estimated_start_time()) {
+    std::string start = FormatTimestamp(explanation.estimated_start_time());
+    const absl::Duration until =
+        ToTime(explanation.estimated_start_time()) - now;
+    if (until > absl::ZeroDuration()) {
+      absl::StrAppend(&start, " (in ", HumanDuration(until), ")");
+    }
+    w.Field(1, "Estimated Start", start);
+  }
+  if (explanation.admissions_per_minute() > 0) {
+    w.Field(1, "Admission Rate",
+            absl::StrFormat("%.2f per minute",
+                            explanation.admissions_per_minute()));
+  }
+  if (!explanation.attempts().empty()) {
+    w.Section(1, "Flavor Attempts");
+    for (const v1::FlavorAttempt& attempt : explanation.attempts()) {
+      w.Section(
+          2, attempt.flavor().empty()
+                 ? absl::StrCat(attempt.pod_set(), " (no flavor)")
+                 : absl::StrCat(attempt.pod_set(), " on ", attempt.flavor()));
+      w.Field(3, "Mode", attempt.mode());
+      if (!attempt.reasons().empty()) {
+        w.MultiField(3, "Reasons",
+                     std::vector<std::string>(attempt.reasons().begin(),
+                                              attempt.reasons().end()));
+      }
+      if (!attempt.shortages().empty()) {
+        Rows rows;
+        for (const v1::ResourceShortage& shortage : attempt.shortages()) {
+          rows.push_back({shortage.resource(), shortage.requested(),
+                          shortage.available(), shortage.nominal_quota(),
+                          OptionalOr(shortage.has_borrowing_limit(),
+                                     shortage.borrowing_limit(), "-")});
+        }
+        w.Table(3,
+                {"RESOURCE", "REQUESTED", "AVAILABLE", "NOMINAL",
+                 "BORROWING-LIMIT"},
+                rows);
+      }
+    }
+  }
+  if (!explanation.victims().empty()) {
+    w.Section(1, "Would Preempt");
+    Rows rows;
+    for (const v1::PreemptionVictim& victim : explanation.victims()) {
+      rows.push_back({absl::StrCat(victim.namespace_(), "/", victim.name()),
+                      victim.cluster_queue(), victim.reason()});
+    }
+    w.Table(2, {"WORKLOAD", "CLUSTERQUEUE", "REASON"}, rows);
   }
   return w.Render();
 }

@@ -6,6 +6,7 @@
 
 #include "absl/time/time.h"
 #include "kq/v1/objects.pb.h"
+#include "kq/v1/queue_service.pb.h"
 #include "kq/v1/workload.pb.h"
 
 namespace kq::cli {
@@ -24,5 +25,16 @@ std::string DescribeObject(const v1::ConfigObject& object, absl::Time now);
 // Type/Status/Reason/Message table) and, while it is pending, a last line
 // "Pending: <reason>: <message>" from its QuotaReserved=False condition.
 std::string DescribeWorkload(const v1::Workload& workload, absl::Time now);
+
+// The "Explain:" section appended to a workload's description, from
+// QueueService.Explain: State, ClusterQueue, the deciding Reason and
+// Message, the 0-based Position In ClusterQueue / LocalQueue while queued,
+// Estimated Start ("(in 5m)" from `now`) and Admission Rate when kqd has a
+// rate, then per flavor attempt ("<pod set> on <flavor>") its Mode,
+// Reasons and a table RESOURCE REQUESTED AVAILABLE NOMINAL BORROWING-LIMIT
+// of the short resources ("-" for unlimited borrowing), and the workloads
+// it would preempt (WORKLOAD CLUSTERQUEUE REASON).
+std::string DescribeExplanation(const v1::ExplainResponse& explanation,
+                                absl::Time now);
 
 }  // namespace kq::cli

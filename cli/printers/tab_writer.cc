@@ -14,6 +14,48 @@ void TabWriter::AddLine(std::vector<std::string> cells) {
   lines_.push_back(std::move(cells));
 }
 
+StreamingTabWriter::StreamingTabWriter(int min_width, int padding)
+    : min_width_(min_width), padding_(padding) {}
+
+std::string StreamingTabWriter::Line(const std::vector<std::string>& cells) {
+  if (widths_.size() < cells.size()) {
+    widths_.resize(cells.size(), 0);
+  }
+  std::string line;
+  for (size_t col = 0; col < cells.size(); ++col) {
+    line += cells[col];
+    if (col + 1 == cells.size()) {
+      break;
+    }
+    const int width = DisplayWidth(cells[col]);
+    widths_[col] = std::max({widths_[col], min_width_, width + padding_});
+    line.append(widths_[col] - width, ' ');
+  }
+  while (!line.empty() && line.back() == ' ') {
+    line.pop_back();
+  }
+  line += '\n';
+  return line;
+}
+
+std::string StreamingTabWriter::Lines(
+    const std::vector<std::vector<std::string>>& lines) {
+  for (const std::vector<std::string>& cells : lines) {
+    if (widths_.size() < cells.size()) {
+      widths_.resize(cells.size(), 0);
+    }
+    for (size_t col = 0; col + 1 < cells.size(); ++col) {
+      widths_[col] =
+          std::max(widths_[col], DisplayWidth(cells[col]) + padding_);
+    }
+  }
+  std::string out;
+  for (const std::vector<std::string>& cells : lines) {
+    out += Line(cells);
+  }
+  return out;
+}
+
 int DisplayWidth(const std::string& text) {
   int width = 0;
   for (unsigned char c : text) {

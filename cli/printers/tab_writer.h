@@ -34,6 +34,27 @@ class TabWriter {
   std::vector<std::vector<std::string>> lines_;
 };
 
+// Aligns lines that must be printed as they come (`kq watch`): each cell
+// but a line's last is padded to the widest cell seen so far in its column
+// (at least `min_width`, plus `padding`), so columns stay put unless a
+// wider value arrives; earlier lines are never revisited. Trailing spaces
+// are trimmed. Thread-compatible.
+class StreamingTabWriter {
+ public:
+  StreamingTabWriter(int min_width, int padding);
+
+  // The aligned line for `cells`, ending with '\n'.
+  std::string Line(const std::vector<std::string>& cells);
+  // Lines printed together (a header with the first rows): the widths
+  // grow over all of them first, so they line up with each other.
+  std::string Lines(const std::vector<std::vector<std::string>>& lines);
+
+ private:
+  int min_width_;
+  int padding_;
+  std::vector<int> widths_;
+};
+
 // Number of UTF-8 code points in `text`.
 int DisplayWidth(const std::string& text);
 

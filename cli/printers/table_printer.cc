@@ -18,10 +18,6 @@
 namespace kq::cli {
 namespace {
 
-// kubectl's tabwriter settings for `get` (minimum width 6, padding 3).
-constexpr int kTableMinWidth = 6;
-constexpr int kTablePadding = 3;
-
 using Row = std::vector<std::string>;
 
 // A table with an optional leading NAMESPACE column.
@@ -189,30 +185,47 @@ std::string PrintObjectTable(Kind kind,
   return table.Render();
 }
 
+std::vector<std::string> WorkloadTableHeader(const TableOptions& options) {
+  Row header = {"NAME", "QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"};
+  AddWide(options.wide, header, {"PRIORITY", "STATUS", "FLAVORS", "REASON"});
+  if (options.all_namespaces) {
+    header.insert(header.begin(), "NAMESPACE");
+  }
+  return header;
+}
+
+std::vector<std::string> WorkloadTableRow(const v1::Workload& workload,
+                                          const TableOptions& options,
+                                          absl::Time now) {
+  const auto& conditions = workload.status().conditions();
+  Row row = {workload.metadata().name(),
+             workload.spec().queue_name(),
+             workload.status().admission().cluster_queue(),
+             ConditionStatus(conditions, "Admitted"),
+             ConditionStatus(conditions, "Finished"),
+             FormatAge(workload.metadata().creation_timestamp(), now)};
+  const v1::Condition* pending = PendingCondition(workload);
+  AddWide(options.wide, row,
+          {absl::StrCat(workload.spec().priority()), WorkloadState(workload),
+           FormatPodSetFlavors(workload),
+           pending == nullptr ? "" : pending->reason()});
+  if (options.all_namespaces) {
+    row.insert(row.begin(), workload.metadata().namespace_());
+  }
+  return row;
+}
+
 std::string PrintWorkloadTable(absl::Span<const v1::Workload> workloads,
                                const TableOptions& options, absl::Time now) {
   if (workloads.empty()) {
     return "";
   }
-  Row header = {"NAME", "QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"};
-  AddWide(options.wide, header, {"PRIORITY", "STATUS", "FLAVORS", "REASON"});
-  Table table(options.all_namespaces, std::move(header));
+  TabWriter writer(kTableMinWidth, kTablePadding);
+  writer.AddLine(WorkloadTableHeader(options));
   for (const v1::Workload& workload : workloads) {
-    const auto& conditions = workload.status().conditions();
-    Row row = {workload.metadata().name(),
-               workload.spec().queue_name(),
-               workload.status().admission().cluster_queue(),
-               ConditionStatus(conditions, "Admitted"),
-               ConditionStatus(conditions, "Finished"),
-               FormatAge(workload.metadata().creation_timestamp(), now)};
-    const v1::Condition* pending = PendingCondition(workload);
-    AddWide(options.wide, row,
-            {absl::StrCat(workload.spec().priority()), WorkloadState(workload),
-             FormatPodSetFlavors(workload),
-             pending == nullptr ? "" : pending->reason()});
-    table.Add(workload.metadata(), std::move(row));
+    writer.AddLine(WorkloadTableRow(workload, options, now));
   }
-  return table.Render();
+  return writer.Render();
 }
 
 std::string NoResourcesFound(Kind kind, bool all_namespaces,

@@ -3,6 +3,7 @@
 // `kq get` tables: kubectl's look with Kueue's printer columns.
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -48,6 +49,17 @@ std::string PrintObjectTable(Kind kind,
 // for no workloads.
 std::string PrintWorkloadTable(absl::Span<const v1::Workload> workloads,
                                const TableOptions& options, absl::Time now);
+
+// The header and one row of PrintWorkloadTable (NAMESPACE first with
+// options.all_namespaces), for tables printed a row at a time.
+std::vector<std::string> WorkloadTableHeader(const TableOptions& options);
+std::vector<std::string> WorkloadTableRow(const v1::Workload& workload,
+                                          const TableOptions& options,
+                                          absl::Time now);
+
+// kubectl's `get` table spacing (minimum column width 6, padding 3).
+inline constexpr int kTableMinWidth = 6;
+inline constexpr int kTablePadding = 3;
 
 // The per-flavor usage summary of the wide ClusterQueue table: every flavor
 // and resource of the spec, in spec order (covered resources first), as

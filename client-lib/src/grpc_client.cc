@@ -1,20 +1,32 @@
 // GrpcClient: kq::client::Client over generated gRPC stubs. Every call is a
-// plain blocking unary call with a per-call deadline; the only translation
-// is grpc::Status -> absl::Status, done in FromGrpcStatus.
+// blocking call with a per-call deadline; grpc::Status becomes absl::Status
+// in FromGrpcStatus. Idempotent calls are retried on UNAVAILABLE (Backoff);
+// calls that change state are not, since a lost answer does not mean the
+// change was not made.
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <random>
+#include <set>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "google/protobuf/duration.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/status.h"
 #include "kq/v1/admin_service.grpc.pb.h"
 #include "kq/v1/queue_service.grpc.pb.h"
@@ -35,8 +47,8 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
-// Runs one unary call `method(context, request, response)` with the client's
-// deadline and returns the response or the call's status.
+// Runs one unary call `method(context, request, response)` with `deadline`
+// and returns the response or the call's status.
 template <typename Response, typename Request, typename Method>
 absl::StatusOr<Response> Unary(absl::Duration deadline, const Request& request,
                                Method method) {
@@ -50,21 +62,139 @@ absl::StatusOr<Response> Unary(absl::Duration deadline, const Request& request,
   return response;
 }
 
+int ToMillis(absl::Duration d) {
+  return static_cast<int>(
+      std::clamp<int64_t>(absl::ToInt64Milliseconds(d), 1, INT32_MAX));
+}
+
+google::protobuf::Duration ToProtoDuration(absl::Duration d) {
+  google::protobuf::Duration out;
+  const int64_t nanos = absl::ToInt64Nanoseconds(d);
+  out.set_seconds(nanos / 1000000000);
+  out.set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  return out;
+}
+
+// Exponential backoff between attempts of one retried operation. The budget
+// runs from the first failure after construction or the last Reset() (the
+// last progress), so a long healthy stream does not use it up. `pause`
+// spends the time between attempts; it may return early when an attempt is
+// worth making sooner.
+class Backoff {
+ public:
+  using Pause = std::function<void(absl::Time until)>;
+  Backoff(const ClientOptions& options, Pause pause)
+      : initial_(
+            std::max(options.retry_initial_backoff, absl::Milliseconds(1))),
+        max_(std::max(options.retry_max_backoff, initial_)),
+        budget_(options.retry_budget),
+        pause_(std::move(pause)),
+        delay_(initial_) {}
+
+  // Progress was made: the next failure starts a fresh budget.
+  void Reset() {
+    failing_since_.reset();
+    delay_ = initial_;
+  }
+
+  // Pauses before the next attempt and returns true, or returns false when
+  // the budget (or `give_up`) passed. The pause never runs past either.
+  bool Wait(absl::Time give_up = absl::InfiniteFuture()) {
+    const absl::Time now = absl::Now();
+    if (!failing_since_.has_value()) failing_since_ = now;
+    const absl::Time end = std::min(*failing_since_ + budget_, give_up);
+    if (now >= end) return false;
+    // Up to 20% jitter so clients that lost the same kqd do not all come
+    // back at the same instant.
+    thread_local std::minstd_rand random(std::random_device{}());
+    std::uniform_real_distribution<double> jitter(0.8, 1.0);
+    pause_(std::min(now + delay_ * jitter(random), end));
+    delay_ = std::min(delay_ * 2, max_);
+    return true;
+  }
+
+ private:
+  const absl::Duration initial_;
+  const absl::Duration max_;
+  const absl::Duration budget_;
+  const Pause pause_;
+  absl::Duration delay_;
+  std::optional<absl::Time> failing_since_;
+};
+
+// A broken stream is worth reopening; an answer about the request is not.
+// OK counts as broken too: kqd only ends a watch on its own when shutting
+// down.
+bool StreamRetryable(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kResourceExhausted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What identifies an object within one revision: kind, namespace, name.
+using EventKey = std::tuple<std::string, std::string, std::string>;
+
+const v1::ObjectMeta& ConfigMeta(const v1::ConfigObject& o) {
+  switch (o.kind_case()) {
+    case v1::ConfigObject::kNamespace:
+      return o.namespace_().metadata();
+    case v1::ConfigObject::kResourceFlavor:
+      return o.resource_flavor().metadata();
+    case v1::ConfigObject::kClusterQueue:
+      return o.cluster_queue().metadata();
+    case v1::ConfigObject::kCohort:
+      return o.cohort().metadata();
+    case v1::ConfigObject::kLocalQueue:
+      return o.local_queue().metadata();
+    case v1::ConfigObject::kWorkloadPriorityClass:
+      return o.workload_priority_class().metadata();
+    case v1::ConfigObject::kAdmissionCheck:
+      return o.admission_check().metadata();
+    case v1::ConfigObject::KIND_NOT_SET:
+      break;
+  }
+  return v1::ObjectMeta::default_instance();
+}
+
+EventKey KeyOf(const v1::WatchEvent& event) {
+  if (event.has_workload()) {
+    const v1::ObjectMeta& meta = event.workload().metadata();
+    return {"Workload", meta.namespace_(), meta.name()};
+  }
+  const v1::ConfigObject& o = event.config_object();
+  const v1::ObjectMeta& meta = ConfigMeta(o);
+  // The oneof field number tells the kinds apart.
+  return {absl::StrCat(static_cast<int>(o.kind_case())), meta.namespace_(),
+          meta.name()};
+}
+
 // The gRPC implementation of Client. Thread-safe: the stubs and channel are
 // thread-safe and each call uses its own ClientContext.
 class GrpcClient : public Client {
  public:
   explicit GrpcClient(const ClientOptions& options)
-      : deadline_(options.deadline),
-        channel_(grpc::CreateChannel(options.target,
-                                     grpc::InsecureChannelCredentials())),
+      : options_(options),
+        channel_(grpc::CreateCustomChannel(options.target,
+                                           grpc::InsecureChannelCredentials(),
+                                           ChannelArgs(options))),
         admin_(v1::AdminService::NewStub(channel_)),
         queue_(v1::QueueService::NewStub(channel_)) {}
 
   absl::StatusOr<v1::ApplyResponse> Apply(
       const v1::ApplyRequest& request) override {
-    return Unary<v1::ApplyResponse>(
-        deadline_, request, [this](auto* context, auto& req, auto* resp) {
+    return Once<v1::ApplyResponse>(
+        options_.deadline, request,
+        [this](auto* context, auto& req, auto* resp) {
           return admin_->Apply(context, req, resp);
         });
   }
@@ -76,8 +206,8 @@ class GrpcClient : public Client {
     request.set_kind(kind);
     request.set_namespace_(namespace_name);
     request.set_name(name);
-    return Unary<v1::DeleteResponse>(
-               deadline_, request,
+    return Once<v1::DeleteResponse>(
+               options_.deadline, request,
                [this](auto* context, auto& req, auto* resp) {
                  return admin_->Delete(context, req, resp);
                })
@@ -92,8 +222,8 @@ class GrpcClient : public Client {
     request.set_namespace_(namespace_name);
     request.set_name(name);
     absl::StatusOr<v1::GetObjectResponse> response =
-        Unary<v1::GetObjectResponse>(
-            deadline_, request, [this](auto* context, auto& req, auto* resp) {
+        Retried<v1::GetObjectResponse>(
+            request, [this](auto* context, auto& req, auto* resp) {
               return admin_->GetObject(context, req, resp);
             });
     if (!response.ok()) {
@@ -107,18 +237,79 @@ class GrpcClient : public Client {
     v1::ListObjectsRequest request;
     request.set_kind(kind);
     request.set_namespace_(namespace_name);
-    return Unary<v1::ListObjectsResponse>(
-        deadline_, request, [this](auto* context, auto& req, auto* resp) {
+    return Retried<v1::ListObjectsResponse>(
+        request, [this](auto* context, auto& req, auto* resp) {
           return admin_->ListObjects(context, req, resp);
         });
+  }
+
+  absl::StatusOr<v1::Workload> SetAdmissionCheckState(
+      const v1::SetAdmissionCheckStateRequest& request) override {
+    absl::StatusOr<v1::SetAdmissionCheckStateResponse> response =
+        Once<v1::SetAdmissionCheckStateResponse>(
+            options_.deadline, request,
+            [this](auto* context, auto& req, auto* resp) {
+              return admin_->SetAdmissionCheckState(context, req, resp);
+            });
+    if (!response.ok()) {
+      return response.status();
+    }
+    return std::move(*response->mutable_workload());
+  }
+
+  absl::StatusOr<v1::Workload> Preempt(
+      const v1::PreemptRequest& request) override {
+    absl::StatusOr<v1::PreemptResponse> response =
+        Once<v1::PreemptResponse>(options_.deadline, request,
+                                  [this](auto* context, auto& req, auto* resp) {
+                                    return admin_->Preempt(context, req, resp);
+                                  });
+    if (!response.ok()) {
+      return response.status();
+    }
+    return std::move(*response->mutable_workload());
+  }
+
+  absl::StatusOr<v1::Workload> SetWorkloadActive(
+      const std::string& namespace_name, const std::string& name,
+      bool active) override {
+    v1::SetWorkloadActiveRequest request;
+    request.set_namespace_(namespace_name);
+    request.set_name(name);
+    request.set_active(active);
+    absl::StatusOr<v1::SetWorkloadActiveResponse> response =
+        Once<v1::SetWorkloadActiveResponse>(
+            options_.deadline, request,
+            [this](auto* context, auto& req, auto* resp) {
+              return admin_->SetWorkloadActive(context, req, resp);
+            });
+    if (!response.ok()) {
+      return response.status();
+    }
+    return std::move(*response->mutable_workload());
+  }
+
+  absl::StatusOr<v1::ConfigObject> SetStopPolicy(
+      const v1::SetStopPolicyRequest& request) override {
+    absl::StatusOr<v1::SetStopPolicyResponse> response =
+        Once<v1::SetStopPolicyResponse>(
+            options_.deadline, request,
+            [this](auto* context, auto& req, auto* resp) {
+              return admin_->SetStopPolicy(context, req, resp);
+            });
+    if (!response.ok()) {
+      return response.status();
+    }
+    return std::move(*response->mutable_object());
   }
 
   absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
       const v1::Workload& workload) override {
     v1::SubmitWorkloadRequest request;
     *request.mutable_workload() = workload;
-    return Unary<v1::SubmitWorkloadResponse>(
-        deadline_, request, [this](auto* context, auto& req, auto* resp) {
+    return Once<v1::SubmitWorkloadResponse>(
+        options_.deadline, request,
+        [this](auto* context, auto& req, auto* resp) {
           return queue_->SubmitWorkload(context, req, resp);
         });
   }
@@ -128,16 +319,16 @@ class GrpcClient : public Client {
     v1::GetWorkloadRequest request;
     request.set_namespace_(namespace_name);
     request.set_name(name);
-    return Unary<v1::GetWorkloadResponse>(
-        deadline_, request, [this](auto* context, auto& req, auto* resp) {
+    return Retried<v1::GetWorkloadResponse>(
+        request, [this](auto* context, auto& req, auto* resp) {
           return queue_->GetWorkload(context, req, resp);
         });
   }
 
   absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(
       const v1::ListWorkloadsRequest& request) override {
-    return Unary<v1::ListWorkloadsResponse>(
-        deadline_, request, [this](auto* context, auto& req, auto* resp) {
+    return Retried<v1::ListWorkloadsResponse>(
+        request, [this](auto* context, auto& req, auto* resp) {
           return queue_->ListWorkloads(context, req, resp);
         });
   }
@@ -148,22 +339,10 @@ class GrpcClient : public Client {
     request.set_namespace_(namespace_name);
     request.set_name(name);
     absl::StatusOr<v1::CancelWorkloadResponse> response =
-        Unary<v1::CancelWorkloadResponse>(
-            deadline_, request, [this](auto* context, auto& req, auto* resp) {
+        Once<v1::CancelWorkloadResponse>(
+            options_.deadline, request,
+            [this](auto* context, auto& req, auto* resp) {
               return queue_->CancelWorkload(context, req, resp);
-            });
-    if (!response.ok()) {
-      return response.status();
-    }
-    return std::move(*response->mutable_workload());
-  }
-
-  absl::StatusOr<v1::Workload> SetAdmissionCheckState(
-      const v1::SetAdmissionCheckStateRequest& request) override {
-    absl::StatusOr<v1::SetAdmissionCheckStateResponse> response =
-        Unary<v1::SetAdmissionCheckStateResponse>(
-            deadline_, request, [this](auto* context, auto& req, auto* resp) {
-              return admin_->SetAdmissionCheckState(context, req, resp);
             });
     if (!response.ok()) {
       return response.status();
@@ -180,8 +359,9 @@ class GrpcClient : public Client {
     request.set_succeeded(succeeded);
     request.set_message(message);
     absl::StatusOr<v1::FinishWorkloadResponse> response =
-        Unary<v1::FinishWorkloadResponse>(
-            deadline_, request, [this](auto* context, auto& req, auto* resp) {
+        Once<v1::FinishWorkloadResponse>(
+            options_.deadline, request,
+            [this](auto* context, auto& req, auto* resp) {
               return queue_->FinishWorkload(context, req, resp);
             });
     if (!response.ok()) {
@@ -190,9 +370,256 @@ class GrpcClient : public Client {
     return std::move(*response->mutable_workload());
   }
 
+  absl::StatusOr<v1::AdmitResponse> Admit(
+      const v1::AdmitRequest& request) override {
+    const absl::Duration deadline = AdmitTimeout(request) + options_.deadline;
+    auto method = [this](auto* context, auto& req, auto* resp) {
+      return queue_->Admit(context, req, resp);
+    };
+    // Waiting for an existing workload changes nothing; a submission that
+    // may or may not have been stored is the caller's to retry (see
+    // WaitAdmitted).
+    if (request.has_workload()) {
+      return Once<v1::AdmitResponse>(deadline, request, method);
+    }
+    return Retried<v1::AdmitResponse>(request, method, deadline);
+  }
+
+  absl::StatusOr<v1::AdmitResponse> WaitAdmitted(
+      v1::AdmitRequest request, absl::Duration timeout,
+      const std::function<void(const v1::AdmitResponse&)>& on_pending,
+      absl::Duration poll) override {
+    const absl::Time give_up = timeout == absl::InfiniteDuration()
+                                   ? absl::InfiniteFuture()
+                                   : absl::Now() + timeout;
+    if (poll <= absl::ZeroDuration()) poll = absl::Seconds(30);
+    // Retrying the submitting call is safe only when the workload has a
+    // name: kqd answers an Admit carrying a workload whose name exists by
+    // waiting for it, so a retry after a lost answer does not submit twice.
+    // A generateName workload would get a second name, so its submission
+    // is not retried.
+    const bool submission_retryable =
+        !request.has_workload() ||
+        !request.workload().metadata().name().empty();
+    Backoff backoff = NewBackoff();
+    std::string last_reason;
+    while (true) {
+      const absl::Duration remaining = give_up - absl::Now();
+      if (remaining < absl::Milliseconds(1)) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "not admitted within ", absl::FormatDuration(timeout),
+            last_reason.empty() ? "" : absl::StrCat(": ", last_reason)));
+      }
+      const absl::Duration wait = std::min(poll, remaining);
+      *request.mutable_timeout() = ToProtoDuration(wait);
+      absl::StatusOr<v1::AdmitResponse> response = Unary<v1::AdmitResponse>(
+          wait + options_.deadline, request,
+          [this](auto* context, auto& req, auto* resp) {
+            return queue_->Admit(context, req, resp);
+          });
+      if (!response.ok()) {
+        const bool retryable =
+            response.status().code() == absl::StatusCode::kUnavailable &&
+            (!request.has_workload() || submission_retryable);
+        if (retryable && backoff.Wait(give_up)) continue;
+        return response.status();
+      }
+      backoff.Reset();
+      if (request.has_workload()) {
+        // Submitted (or found): wait for it by name from now on.
+        request.set_namespace_(response->workload().metadata().namespace_());
+        request.set_name(response->workload().metadata().name());
+        request.clear_workload();
+      }
+      if (response->outcome() != v1::AdmitResponse::PENDING) {
+        return response;
+      }
+      last_reason =
+          response->message().empty()
+              ? response->reason()
+              : absl::StrCat(response->reason(), ": ", response->message());
+      if (on_pending) on_pending(*response);
+    }
+  }
+
+  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(
+      const v1::HeartbeatRequest& request) override {
+    // A renewal repeats harmlessly, and so does a stop confirmation: kqd
+    // answers OK to stopped=true once the quota is released.
+    return Retried<v1::HeartbeatResponse>(
+        request, [this](auto* context, auto& req, auto* resp) {
+          return queue_->Heartbeat(context, req, resp);
+        });
+  }
+
+  absl::StatusOr<v1::ExplainResponse> Explain(
+      const std::string& namespace_name, const std::string& name) override {
+    v1::ExplainRequest request;
+    request.set_namespace_(namespace_name);
+    request.set_name(name);
+    return Retried<v1::ExplainResponse>(
+        request, [this](auto* context, auto& req, auto* resp) {
+          return queue_->Explain(context, req, resp);
+        });
+  }
+
+  absl::StatusOr<v1::SimulateResponse> Simulate(
+      const v1::SimulateRequest& request) override {
+    return Retried<v1::SimulateResponse>(
+        request, [this](auto* context, auto& req, auto* resp) {
+          return queue_->Simulate(context, req, resp);
+        });
+  }
+
   absl::Status Watch(
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event) override {
+    bool stopped = false;
+    absl::Status status = WatchOnce(request, on_event, &stopped);
+    return stopped ? absl::OkStatus() : status;
+  }
+
+  absl::Status WatchResumable(
+      const v1::WatchRequest& request,
+      const std::function<bool(const v1::WatchEvent&)>& on_event,
+      WatchProgress* progress) override {
+    WatchProgress local;
+    if (progress == nullptr) progress = &local;
+    Backoff backoff = NewBackoff();
+    int64_t from = 0;
+    if (request.has_from_revision()) {
+      from = request.from_revision();
+    } else {
+      // "From now on" must mean the same revision on every reconnect, so
+      // pin it with a cheap read that reports the current revision.
+      absl::StatusOr<v1::ListObjectsResponse> listed =
+          ListObjects("ResourceFlavor", "");
+      if (!listed.ok()) return listed.status();
+      from = listed->revision();
+    }
+    // The last revision delivered and the objects delivered at it: a
+    // stream can break between two events of one revision, and the next
+    // one starts again at that revision's first event.
+    int64_t last = from;
+    std::set<EventKey> delivered_at_last;
+    progress->revision = from;
+    while (true) {
+      v1::WatchRequest attempt = request;
+      attempt.set_from_revision(delivered_at_last.empty() ? last : last - 1);
+      bool delivered = false;
+      bool stopped = false;
+      const absl::Time started = absl::Now();
+      absl::Status status = WatchOnce(
+          attempt,
+          [&](const v1::WatchEvent& event) {
+            EventKey key = KeyOf(event);
+            if (event.revision() < last) return true;
+            if (event.revision() == last && delivered_at_last.count(key) > 0) {
+              return true;
+            }
+            if (event.revision() > last) {
+              last = event.revision();
+              delivered_at_last.clear();
+            }
+            delivered_at_last.insert(std::move(key));
+            delivered = true;
+            progress->revision = last - 1;
+            return on_event(event);
+          },
+          &stopped);
+      if (stopped) return absl::OkStatus();
+      if (!StreamRetryable(status.code())) return status;
+      // A stream that delivered, or stayed open longer than the whole
+      // budget, was healthy: the failure now is a new one.
+      if (delivered || absl::Now() - started >= options_.retry_budget) {
+        backoff.Reset();
+      }
+      if (!backoff.Wait()) {
+        return status.ok() ? absl::UnavailableError("watch stream ended")
+                           : status;
+      }
+      ++progress->reconnects;
+    }
+  }
+
+ private:
+  static grpc::ChannelArguments ChannelArgs(const ClientOptions& options) {
+    grpc::ChannelArguments args;
+    // gRPC's own reconnect backoff (up to 120 s by default) would keep the
+    // channel failing fast long after kqd is back; follow the retry policy.
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+                ToMillis(options.retry_initial_backoff));
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+                ToMillis(std::max(options.retry_max_backoff,
+                                  options.retry_initial_backoff)));
+    return args;
+  }
+
+  // A call that changes state is sent once, as it is: a lost answer does
+  // not mean the change was not made. It is sent fail-fast (UNAVAILABLE at
+  // once while kqd is unreachable), but a channel that lost kqd gets a
+  // moment to reconnect first: gRPC keeps it failing fast until a
+  // reconnection attempt succeeds, which may be a while after kqd is back
+  // (see Pause).
+  template <typename Response, typename Request, typename Method>
+  absl::StatusOr<Response> Once(absl::Duration deadline, const Request& request,
+                                Method method) {
+    if (channel_->GetState(/*try_to_connect=*/true) ==
+        GRPC_CHANNEL_TRANSIENT_FAILURE) {
+      const absl::Duration wait =
+          std::min(deadline, options_.retry_max_backoff + absl::Seconds(1));
+      channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + wait));
+    }
+    return Unary<Response>(deadline, request, method);
+  }
+
+  Backoff NewBackoff() {
+    return Backoff(options_, [this](absl::Time until) { Pause(until); });
+  }
+
+  // Waits until `until`, or less once the channel is connected again. While
+  // kqd is unreachable, gRPC keeps the channel in TRANSIENT_FAILURE and
+  // fails calls at once, so no thread of this process polls the connection
+  // attempts under way; their results would wait for gRPC's 5-second backup
+  // poller. Waiting for the channel's state polls them, so a retry follows
+  // kqd's return within milliseconds.
+  void Pause(absl::Time until) {
+    if (channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY) {
+      absl::SleepFor(until - absl::Now());
+      return;
+    }
+    channel_->WaitForConnected(absl::ToChronoTime(until));
+  }
+
+  static absl::Duration AdmitTimeout(const v1::AdmitRequest& request) {
+    return absl::Seconds(request.timeout().seconds()) +
+           absl::Nanoseconds(request.timeout().nanos());
+  }
+
+  // A unary call that changes nothing, retried on UNAVAILABLE with backoff
+  // within the retry budget. Each attempt has its own deadline.
+  template <typename Response, typename Request, typename Method>
+  absl::StatusOr<Response> Retried(
+      const Request& request, Method method,
+      std::optional<absl::Duration> deadline = std::nullopt) {
+    Backoff backoff = NewBackoff();
+    while (true) {
+      absl::StatusOr<Response> response = Unary<Response>(
+          deadline.value_or(options_.deadline), request, method);
+      if (response.ok() ||
+          response.status().code() != absl::StatusCode::kUnavailable ||
+          !backoff.Wait()) {
+        return response;
+      }
+    }
+  }
+
+  // One Watch stream until it fails or `on_event` returns false (then
+  // `*stopped` is set and the stream cancelled).
+  absl::Status WatchOnce(
+      const v1::WatchRequest& request,
+      const std::function<bool(const v1::WatchEvent&)>& on_event,
+      bool* stopped) {
     // No deadline: a watch is meant to stay open until the caller stops it.
     grpc::ClientContext context;
     std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
@@ -202,6 +629,7 @@ class GrpcClient : public Client {
       if (!on_event(event)) {
         // The caller is done: cancel the stream, then drain Finish() so the
         // call is cleaned up. Its CANCELLED status is expected, not an error.
+        *stopped = true;
         context.TryCancel();
         reader->Finish().IgnoreError();
         return absl::OkStatus();
@@ -210,8 +638,7 @@ class GrpcClient : public Client {
     return FromGrpcStatus(reader->Finish());
   }
 
- private:
-  const absl::Duration deadline_;
+  const ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AdminService::Stub> admin_;
   std::unique_ptr<v1::QueueService::Stub> queue_;

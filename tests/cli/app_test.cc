@@ -2,10 +2,13 @@
 
 #include "cli/app.h"
 
+#include <unistd.h>
+
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cli/command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -152,6 +155,216 @@ TEST_F(AppTest, CancelTakesOneOrTwoArguments) {
       << err_.str();
   EXPECT_EQ(Run({"cancel"}), kExitUsage);
   EXPECT_EQ(Run({"cancel", "a", "b", "c"}), kExitUsage);
+}
+
+TEST_F(AppTest, RunPassesEveryFlagAndTheCommandAfterDashes) {
+  client_.AdmitOnSubmit("cq", "default");
+  ASSERT_EQ(Run({"run",
+                 "--queue",
+                 "q",
+                 "-n",
+                 "ns",
+                 "--name",
+                 "job",
+                 "--request",
+                 "cpu=1",
+                 "--request",
+                 "memory=2Gi,example.com/x=1",
+                 "--count",
+                 "2",
+                 "--priority-class",
+                 "high",
+                 "--lease",
+                 "3s",
+                 "--grace",
+                 "2s",
+                 "--",
+                 "sh",
+                 "-c",
+                 "exit 7"}),
+            7)
+      << err_.str();
+  ASSERT_EQ(client_.submitted().size(), 1u);
+  const v1::Workload& sent = client_.submitted()[0];
+  EXPECT_EQ(sent.metadata().namespace_(), "ns");
+  EXPECT_EQ(sent.metadata().name(), "job");
+  EXPECT_EQ(sent.spec().queue_name(), "q");
+  EXPECT_EQ(sent.spec().priority_class_name(), "high");
+  EXPECT_EQ(sent.spec().pod_sets(0).name(), "main");
+  EXPECT_EQ(sent.spec().pod_sets(0).count(), 2);
+  EXPECT_THAT(sent.spec().pod_sets(0).requests(),
+              ::testing::UnorderedElementsAre(
+                  ::testing::Pair("cpu", "1"), ::testing::Pair("memory", "2Gi"),
+                  ::testing::Pair("example.com/x", "1")));
+  std::vector<v1::AdmitRequest> admits = client_.admit_requests();
+  ASSERT_FALSE(admits.empty());
+  EXPECT_EQ(admits[0].lease().seconds(), 3);
+  EXPECT_THAT(admits[0].runner_id(),
+              ::testing::EndsWith(absl::StrCat(":", getpid())));
+  const v1::Workload finished = *client_.FindWorkload("ns", "job");
+  const v1::Condition& last = *finished.status().conditions().rbegin();
+  EXPECT_EQ(last.type(), "Finished");
+  EXPECT_EQ(last.reason(), "Failed");
+  EXPECT_EQ(last.message(), "exit code 7");
+  EXPECT_EQ(out_.str(), "");
+}
+
+TEST_F(AppTest, RunDefaultsToQueueDefaultAndAGeneratedName) {
+  client_.AdmitOnSubmit("cq", "default");
+  ASSERT_EQ(Run({"run", "--request", "cpu=1", "--", "true"}), kExitOk)
+      << err_.str();
+  ASSERT_EQ(client_.submitted().size(), 1u);
+  EXPECT_EQ(client_.submitted()[0].spec().queue_name(), "default");
+  EXPECT_EQ(client_.submitted()[0].metadata().namespace_(), "default");
+  EXPECT_EQ(client_.submitted()[0].metadata().generate_name(), "run-");
+}
+
+TEST_F(AppTest, RunUsageErrors) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    std::string want_err;
+  };
+  for (const Case& tc : std::vector<Case>{
+           {"no_command",
+            {"run", "--request", "cpu=1"},
+            "error: kq run needs a command: kq run [flags] -- COMMAND "
+            "[ARGS...]\n"},
+           {"name_and_generate_name",
+            {"run", "--name", "a", "--generate-name", "b-", "--request",
+             "cpu=1", "--", "true"},
+            "error: --name and --generate-name are mutually exclusive\n"},
+           {"no_request",
+            {"run", "--", "true"},
+            "error: at least one --request is required, e.g. --request "
+            "cpu=4 --request memory=8Gi\n"},
+           {"bad_request",
+            {"run", "--request", "cpu=lots", "--", "true"},
+            "error: invalid --request item \"cpu=lots\": \"lots\" is not a "
+            "quantity (e.g. 8, 500m, 32Gi)\n"},
+           {"duplicate_request",
+            {"run", "--request", "cpu=1", "--request", "cpu=2", "--", "true"},
+            "error: invalid --request item \"cpu=2\": \"cpu\" is requested "
+            "twice\n"},
+           {"lease_without_unit",
+            {"run", "--request", "cpu=1", "--lease", "30", "--", "true"},
+            "error: invalid --lease \"30\": want a duration such as 30s or "
+            "2m\n"},
+           {"zero_grace",
+            {"run", "--request", "cpu=1", "--grace", "0s", "--", "true"},
+            "error: invalid --grace \"0s\": must be positive\n"},
+           {"zero_count",
+            {"run", "--request", "cpu=1", "--count", "0", "--", "true"},
+            "error: invalid --count 0: must be at least 1\n"},
+       }) {
+    SCOPED_TRACE(tc.name);
+    err_.str("");
+    EXPECT_EQ(Run(tc.args), kExitUsage);
+    EXPECT_EQ(err_.str(), tc.want_err);
+  }
+  EXPECT_THAT(client_.submitted(), IsEmpty());
+}
+
+TEST_F(AppTest, RunCommandWithFlagsNeedsDashes) {
+  EXPECT_EQ(Run({"run", "--request", "cpu=1", "sh", "-c", "true"}), kExitUsage);
+  EXPECT_THAT(err_.str(),
+              HasSubstr("hint: put the command after --: kq run [flags] -- "
+                        "COMMAND [ARGS...]\n"));
+  EXPECT_THAT(client_.submitted(), IsEmpty());
+}
+
+TEST_F(AppTest, WatchFlagsReachTheCommand) {
+  ASSERT_EQ(Run({"watch", "events", "-A", "--cluster-queue", "cq", "-o", "json",
+                 "--from-revision", "5"}),
+            kExitOk)
+      << err_.str();
+  ASSERT_EQ(
+      Run({"watch", "-n", "team-ml", "--queue", "ml-jobs", "--watch-only"}),
+      kExitOk)
+      << err_.str();
+  std::vector<v1::WatchRequest> requests = client_.watch_requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].from_revision(), 5);
+  EXPECT_EQ(requests[0].cluster_queue(), "cq");
+  EXPECT_EQ(requests[0].namespace_(), "");
+  EXPECT_THAT(requests[0].kinds(), IsEmpty());
+  EXPECT_FALSE(requests[1].has_from_revision());
+  EXPECT_EQ(requests[1].namespace_(), "team-ml");
+  EXPECT_EQ(requests[1].queue_name(), "ml-jobs");
+  EXPECT_THAT(requests[1].kinds(), ElementsAre("Workload"));
+}
+
+TEST_F(AppTest, PreemptNamesTheUserAsActor) {
+  env_.user = "alice";
+  client_.PutWorkload(testing::AdmittedWorkload());
+  ASSERT_EQ(Run({"preempt", "workload", "job-llm-finetune-0919", "-n",
+                 "team-ml", "--reason", "node drain"}),
+            kExitOk)
+      << err_.str();
+  std::vector<v1::PreemptRequest> requests = client_.preempt_requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].actor(), "alice");
+  EXPECT_EQ(requests[0].message(), "node drain");
+  EXPECT_EQ(requests[0].namespace_(), "team-ml");
+}
+
+TEST_F(AppTest, StopAndResumeQueues) {
+  v1::ApplyRequest apply;
+  *apply.add_objects() = testing::TrainingQueue();
+  ASSERT_TRUE(client_.Apply(apply).ok());
+  ASSERT_EQ(Run({"stop", "clusterqueue", "ai-training-queue",
+                 "--keep-already-running"}),
+            kExitOk)
+      << err_.str();
+  ASSERT_EQ(Run({"resume", "cq", "ai-training-queue"}), kExitOk) << err_.str();
+  std::vector<v1::SetStopPolicyRequest> requests =
+      client_.stop_policy_requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].stop_policy(), "Hold");
+  EXPECT_EQ(requests[1].stop_policy(), "None");
+  EXPECT_EQ(out_.str(),
+            "clusterqueue.kueue.x-k8s.io/ai-training-queue stopped\n"
+            "clusterqueue.kueue.x-k8s.io/ai-training-queue resumed\n");
+  EXPECT_EQ(Run({"stop", "clusterqueue"}), kExitUsage);
+}
+
+TEST_F(AppTest, SimulateServerAsksKqd) {
+  client_.SetSimulateAnswer([](const v1::SimulateRequest& request)
+                                -> absl::StatusOr<v1::SimulateResponse> {
+    v1::SimulateResponse response;
+    *response.mutable_workload() = request.workload();
+    response.set_admissible(false);
+    response.set_reason("Pending");
+    return response;
+  });
+  ASSERT_EQ(Run({"simulate", "--server", "--queue", "q", "--request", "cpu=1",
+                 "-n", "ns"}),
+            kExitOk)
+      << err_.str();
+  ASSERT_EQ(Run({"simulate", "--server", "kq.example:7070", "--queue", "q",
+                 "--request", "cpu=1"}),
+            kExitOk)
+      << err_.str();
+  EXPECT_THAT(servers_, ElementsAre("127.0.0.1:7070", "kq.example:7070"));
+  std::vector<v1::SimulateRequest> requests = client_.simulate_requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].workload().metadata().namespace_(), "ns");
+  EXPECT_EQ(requests[0].workload().metadata().generate_name(), "wl-");
+  EXPECT_THAT(out_.str(), HasSubstr("workload ns/wl-: not admissible\n"));
+}
+
+TEST_F(AppTest, SimulateOfflineUsageErrors) {
+  EXPECT_EQ(Run({"simulate"}), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "error: kq simulate needs -f FILE (a scenario), or --server to "
+            "ask kqd\n");
+  err_.str("");
+  in_.str("");
+  EXPECT_EQ(Run({"simulate", "-f", "-", "--request", "cpu=1"}), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "error: --request and --queue need --server: an offline "
+            "simulation reads its workloads from -f\n");
+  EXPECT_THAT(servers_, IsEmpty());
 }
 
 }  // namespace

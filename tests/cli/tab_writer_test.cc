@@ -54,5 +54,18 @@ TEST(TabWriterTest, CountsUtf8CodePoints) {
             "abc y\n");
 }
 
+TEST(StreamingTabWriterTest, BatchLinesUpAndLaterRowsOnlyWiden) {
+  StreamingTabWriter w(6, 3);
+  EXPECT_EQ(w.Lines({{"NAME", "AGE", "STATUS"}, {"a", "5m", "Pending"}}),
+            "NAME   AGE   STATUS\n"
+            "a      5m    Pending\n");
+  // Narrower: keeps the columns.
+  EXPECT_EQ(w.Line({"b", "1s", "Admitted"}), "b      1s    Admitted\n");
+  // Wider: that column grows, and stays grown.
+  EXPECT_EQ(w.Line({"long-name", "2h", "Admitted"}),
+            "long-name   2h    Admitted\n");
+  EXPECT_EQ(w.Line({"c", "3d", ""}), "c           3d\n");
+}
+
 }  // namespace
 }  // namespace kq::cli

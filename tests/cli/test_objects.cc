@@ -6,6 +6,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "kq/v1/objects.pb.h"
+#include "kq/v1/queue_service.pb.h"
 #include "kq/v1/workload.pb.h"
 
 namespace kq::cli::testing {
@@ -21,6 +22,7 @@ Message ParseText(const std::string& text) {
 
 template v1::ConfigObject ParseText<v1::ConfigObject>(const std::string&);
 template v1::Workload ParseText<v1::Workload>(const std::string&);
+template v1::ExplainResponse ParseText<v1::ExplainResponse>(const std::string&);
 
 void SetAge(v1::ObjectMeta& metadata, absl::Duration age) {
   metadata.mutable_creation_timestamp()->set_seconds(

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -39,8 +40,12 @@ absl::Status KqdProcess::Start(const std::vector<std::string>& extra_args) {
   if (pid_ == 0) {
     std::string data_flag = "--data-dir=" + data_dir_;
     std::string port_flag = "--port-file=" + port_file;
-    std::vector<std::string> args = {KQD_PATH, "--listen=127.0.0.1:0",
-                                     data_flag, port_flag, "--log-level=warn"};
+    std::vector<std::string> args = {KQD_PATH, data_flag, port_flag,
+                                     "--log-level=warn"};
+    const bool listen_given = std::any_of(
+        extra_args.begin(), extra_args.end(),
+        [](const std::string& arg) { return arg.rfind("--listen", 0) == 0; });
+    if (!listen_given) args.push_back("--listen=127.0.0.1:0");
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());

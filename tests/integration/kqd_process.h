@@ -24,7 +24,9 @@ class KqdProcess {
   ~KqdProcess();
 
   // Starts kqd on 127.0.0.1 with port 0 and waits until it serves.
-  // `extra_args` are added to kqd's command line (e.g. --config=FILE).
+  // `extra_args` are added to kqd's command line (e.g. --config=FILE); a
+  // --listen=ADDRESS among them replaces the default one (to restart on the
+  // same port, so existing clients reconnect).
   absl::Status Start(const std::vector<std::string>& extra_args = {});
   // SIGKILL: no shutdown, no flush beyond what was committed.
   void Kill();
@@ -32,6 +34,8 @@ class KqdProcess {
   int Terminate();
 
   int port() const { return port_; }
+  // The running kqd's process id, or -1.
+  pid_t pid() const { return pid_; }
   std::string target() const;
   std::unique_ptr<client::Client> NewClient() const;
 

@@ -7,6 +7,7 @@
 //   absl::StatusOr<kq::v1::SubmitWorkloadResponse> r =
 //       client->SubmitWorkload(workload);
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,30 @@ struct ClientOptions {
   std::string target = "127.0.0.1:7070";
   // Deadline of each unary call.
   absl::Duration deadline = absl::Seconds(30);
+  // Idempotent calls (reads, Explain, Simulate, Heartbeat, Admit of an
+  // existing workload, Watch reconnections) that fail with UNAVAILABLE are
+  // retried with exponential backoff (from `retry_initial_backoff`,
+  // doubling, at most `retry_max_backoff`, with jitter) until
+  // `retry_budget` has passed since the first failure; a retry is made as
+  // soon as the channel reconnects. Calls that change state (Apply, Delete,
+  // Submit, Cancel, Finish, Preempt, SetWorkloadActive, SetStopPolicy,
+  // SetAdmissionCheckState, Admit with a workload) are sent once: a lost
+  // answer does not mean the change was not made. They fail with
+  // UNAVAILABLE while kqd is unreachable, after waiting up to
+  // `retry_max_backoff` + 1 s for a channel that lost kqd to reconnect.
+  absl::Duration retry_initial_backoff = absl::Milliseconds(100);
+  absl::Duration retry_max_backoff = absl::Seconds(5);
+  absl::Duration retry_budget = absl::Seconds(60);
+};
+
+// What a Watch consumer sees besides events.
+struct WatchProgress {
+  // A plain Watch from this revision misses nothing: every event of the
+  // revisions up to it was delivered. It trails the newest event delivered
+  // by one revision, since more events of that revision may follow.
+  int64_t revision = 0;
+  // Reconnections so far (kqd restarted or the stream broke).
+  int reconnects = 0;
 };
 
 // A connection to one kqd. Thread-safe: calls may be made concurrently.
@@ -51,6 +76,17 @@ class Client {
   // state.
   virtual absl::StatusOr<v1::Workload> SetAdmissionCheckState(
       const v1::SetAdmissionCheckStateRequest& request) = 0;
+  // Operator eviction (requeue, or deactivate). Returns the workload.
+  virtual absl::StatusOr<v1::Workload> Preempt(
+      const v1::PreemptRequest& request) = 0;
+  // spec.active: false stops (deactivates) a workload, true resumes it.
+  virtual absl::StatusOr<v1::Workload> SetWorkloadActive(
+      const std::string& namespace_name, const std::string& name,
+      bool active) = 0;
+  // spec.stopPolicy of a ClusterQueue or LocalQueue (None, Hold,
+  // HoldAndDrain). Returns the object.
+  virtual absl::StatusOr<v1::ConfigObject> SetStopPolicy(
+      const v1::SetStopPolicyRequest& request) = 0;
 
   // QueueService.
   virtual absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
@@ -65,11 +101,55 @@ class Client {
       const std::string& namespace_name, const std::string& name,
       bool succeeded, const std::string& message) = 0;
 
+  // One Admit call: waits up to request.timeout (or the call's deadline,
+  // which for Admit is the timeout plus `deadline`) for admission.
+  virtual absl::StatusOr<v1::AdmitResponse> Admit(
+      const v1::AdmitRequest& request) = 0;
+  // Waits until the workload is admitted, finished or deactivated, asking
+  // kqd with Admit calls of `poll` each (retrying UNAVAILABLE) and calling
+  // `on_pending` (may be null) with every PENDING answer so the caller can
+  // show the reason and position. Gives up with DEADLINE_EXCEEDED after
+  // `timeout` (InfiniteDuration: never). With request.workload set it is
+  // submitted by the first call only; later calls wait by namespace/name.
+  // An UNAVAILABLE first call is retried with the workload still set: kqd
+  // treats an Admit whose workload name exists as a wait for it, so the
+  // workload is never submitted twice. A workload named only by
+  // metadata.generateName would get a second name, so that first call is
+  // not retried. With request.runner_id set, every call attaches (or
+  // renews) that runner once admitted.
+  virtual absl::StatusOr<v1::AdmitResponse> WaitAdmitted(
+      v1::AdmitRequest request, absl::Duration timeout,
+      const std::function<void(const v1::AdmitResponse&)>& on_pending,
+      absl::Duration poll = absl::Seconds(30)) = 0;
+  // The runner handshake: attach / renew / learn to stop / confirm.
+  virtual absl::StatusOr<v1::HeartbeatResponse> Heartbeat(
+      const v1::HeartbeatRequest& request) = 0;
+  virtual absl::StatusOr<v1::ExplainResponse> Explain(
+      const std::string& namespace_name, const std::string& name) = 0;
+  virtual absl::StatusOr<v1::SimulateResponse> Simulate(
+      const v1::SimulateRequest& request) = 0;
+
   // Streams events to `on_event` until it returns false (then returns OK) or
-  // the stream fails (returns its status). Blocks the calling thread.
+  // the stream fails (returns its status). Blocks the calling thread. No
+  // reconnection: see WatchResumable.
   virtual absl::Status Watch(
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event) = 0;
+  // Watch that survives kqd restarts and broken streams: reconnects with
+  // backoff and resumes right after the last revision delivered, with no
+  // gap and no duplicate (events of a revision cut in the middle are not
+  // repeated). Without request.from_revision, "from now on" is pinned to
+  // the revision of a ListObjects made first, so reconnections resume from
+  // there too. Gives up with the stream's status once `retry_budget`
+  // passes without an event delivered (a stream that stayed open that
+  // long counts as progress). OUT_OF_RANGE (the revision left kqd's event
+  // log) and errors about the request (INVALID_ARGUMENT, ...) are returned
+  // at once; on OUT_OF_RANGE the caller must re-list. `progress` (may be
+  // null) is updated before each event is delivered.
+  virtual absl::Status WatchResumable(
+      const v1::WatchRequest& request,
+      const std::function<bool(const v1::WatchEvent&)>& on_event,
+      WatchProgress* progress = nullptr) = 0;
 };
 
 // Creates a client over an insecure gRPC channel to options.target.
