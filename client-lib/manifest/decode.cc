@@ -622,6 +622,15 @@ absl::Status ReadWorkloadStatus(ObjectReader& s, v1::WorkloadStatus* status) {
         if (time.has_value()) *check->mutable_last_transition_time() = *time;
         return absl::OkStatus();
       }));
+  KQ_MANIFEST_RETURN_IF_ERROR(
+      s.ReadObjectList("reclaimablePods", [&](ObjectReader& r) -> absl::Status {
+        v1::ReclaimablePod* pod = status->add_reclaimable_pods();
+        KQ_MANIFEST_RETURN_IF_ERROR(r.ReadString("name", pod->mutable_name()));
+        int32_t count = 0;
+        KQ_MANIFEST_RETURN_IF_ERROR(r.ReadInt32("count", &count));
+        pod->set_count(count);
+        return absl::OkStatus();
+      }));
   return s.ReadObject("requeueState", [&](ObjectReader& r) -> absl::Status {
     v1::RequeueState* requeue = status->mutable_requeue_state();
     KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> count,

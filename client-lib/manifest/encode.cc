@@ -467,6 +467,13 @@ json WorkloadStatusJson(const v1::WorkloadStatus& s) {
     }
     status["requeueState"] = std::move(requeue);
   }
+  if (!s.reclaimable_pods().empty()) {
+    json pods = json::array();
+    for (const v1::ReclaimablePod& p : s.reclaimable_pods()) {
+      pods.push_back({{"name", p.name()}, {"count", p.count()}});
+    }
+    status["reclaimablePods"] = std::move(pods);
+  }
   return status;
 }
 

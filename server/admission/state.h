@@ -109,6 +109,17 @@ struct HeartbeatResult {
   bool stop = false;
 };
 
+// Kueue's webhook checks of status.reclaimablePods (validateReclaimablePods,
+// and validateReclaimablePodsUpdate while `wl` holds quota) for `pods`
+// replacing wl.reclaimable_pods. Returns them by pod set name, or
+// InvalidArgument naming the field in Kueue's words: an unknown pod set
+// ("status.reclaimablePods[x].name: Unsupported value ..."), a second entry
+// for a pod set, a count below 0 or above the pod set's count, and, while
+// quota is reserved, a count below the current one or a current entry left
+// out.
+absl::StatusOr<std::map<std::string, int32_t>> CheckReclaimablePods(
+    const Workload& wl, const std::vector<ReclaimablePod>& pods);
+
 // Thread-compatible: one owner thread.
 class AdmissionState {
  public:
@@ -241,6 +252,20 @@ class AdmissionState {
   // NotFound when unknown.
   absl::StatusOr<Workload> SetActive(const NamespacedName& key, bool active,
                                      absl::Time now);
+
+  // Kueue's status.reclaimablePods, as a job integration reports them:
+  // `pods` replaces the workload's list (CheckReclaimablePods). A workload
+  // holding quota swaps its usage in the quota tree, and its ClusterQueue's
+  // admitted usage, for UsageOf() with the new counts; workloads parked as
+  // inadmissible in its cohort tree are queued again (Kueue's workload
+  // controller) and needs_scheduling() is set. A queued pending workload
+  // is pushed back to its queue's heap to be tried with its smaller
+  // requests. Returns the workload as changed (unchanged when the list is
+  // the same). NotFound when unknown; InvalidArgument as
+  // CheckReclaimablePods.
+  absl::StatusOr<Workload> SetReclaimablePods(
+      const NamespacedName& key, const std::vector<ReclaimablePod>& pods,
+      absl::Time now);
 
   // ---- Scheduling ------------------------------------------------------
   // Runs Kueue scheduling passes (at most one head per ClusterQueue each)

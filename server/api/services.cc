@@ -433,6 +433,20 @@ grpc::Status QueueServiceImpl::Heartbeat(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+grpc::Status QueueServiceImpl::SetReclaimablePods(
+    grpc::ServerContext*, const v1::SetReclaimablePodsRequest* request,
+    v1::SetReclaimablePodsResponse* response) {
+  std::vector<ReclaimablePod> pods;
+  for (const v1::ReclaimablePod& p : request->reclaimable_pods()) {
+    pods.push_back(ReclaimablePod{p.name(), p.count()});
+  }
+  absl::StatusOr<Workload> wl = engine_.SetReclaimablePods(
+      {request->namespace_(), request->name()}, std::move(pods));
+  if (!wl.ok()) return ToGrpcStatus(wl.status());
+  *response->mutable_workload() = codec::ToProto(*wl);
+  return grpc::Status::OK;
+}
+
 grpc::Status QueueServiceImpl::Explain(grpc::ServerContext*,
                                        const v1::ExplainRequest* request,
                                        v1::ExplainResponse* response) {

@@ -77,6 +77,10 @@ class QueueServiceImpl final
   grpc::Status Heartbeat(grpc::ServerContext* context,
                          const v1::HeartbeatRequest* request,
                          v1::HeartbeatResponse* response) override;
+  grpc::Status SetReclaimablePods(
+      grpc::ServerContext* context,
+      const v1::SetReclaimablePodsRequest* request,
+      v1::SetReclaimablePodsResponse* response) override;
   grpc::Status Explain(grpc::ServerContext* context,
                        const v1::ExplainRequest* request,
                        v1::ExplainResponse* response) override;

@@ -477,4 +477,35 @@ FlavorResourceQuantities UsageOf(const Admission& admission) {
   return usage;
 }
 
+FlavorResourceQuantities UsageOf(const Workload& workload,
+                                 bool reclaimable_pods) {
+  FlavorResourceQuantities usage;
+  if (!workload.admission.has_value()) return usage;
+  std::map<std::string, int32_t> spec_counts;
+  for (const PodSet& ps : workload.pod_sets) spec_counts[ps.name] = ps.count;
+  const std::map<std::string, int32_t> counts_after_reclaim =
+      reclaimable_pods ? PodSetsCountsAfterReclaim(workload) : spec_counts;
+  for (const PodSetAssignment& psa : workload.admission->pod_set_assignments) {
+    int32_t admitted = psa.count;
+    if (admitted == 0) {
+      auto spec = spec_counts.find(psa.name);
+      admitted = spec == spec_counts.end() ? 0 : spec->second;
+    }
+    auto after = counts_after_reclaim.find(psa.name);
+    // A pod set admitted with fewer pods than it has left was partially
+    // admitted: its usage stands.
+    const bool scale = after != counts_after_reclaim.end() && admitted > 0 &&
+                       after->second < admitted;
+    for (const auto& [resource, quantity] : psa.resource_usage) {
+      auto flavor = psa.flavors.find(resource);
+      if (flavor == psa.flavors.end()) continue;
+      int64_t amount = ResourceAmount(resource, quantity);
+      if (scale) amount = SaturatingMul(amount / admitted, after->second);
+      FlavorResource fr{flavor->second, resource};
+      usage[fr] = SaturatingAdd(usage[fr], amount);
+    }
+  }
+  return usage;
+}
+
 }  // namespace kq::cache

@@ -10,7 +10,7 @@
 //   Cache cache;
 //   cache.Rebuild(cluster_queues, cohorts, {"default"}, {});
 //   ClusterQueueSnapshot* cq = cache.FindClusterQueue("team-a");
-//   cq->AddUsage(UsageOf(*workload.admission));
+//   cq->AddUsage(UsageOf(workload));
 //   int64_t free_cpu = cq->Available({"default", "cpu"});
 
 #include <compare>
@@ -223,8 +223,22 @@ std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(
 // resource share of `cohort`'s children.
 std::map<std::string, int64_t> Lendable(const CohortSnapshot& cohort);
 
-// The quota a workload's admission holds, in Kueue's integer units: for
-// each pod set, each resource of resource_usage on its assigned flavor.
+// The quota an admission was granted, in Kueue's integer units: for each
+// pod set, each resource of resource_usage on its assigned flavor.
 FlavorResourceQuantities UsageOf(const Admission& admission);
+
+// The quota a workload holding `workload.admission` holds now (Kueue's
+// totalRequestsFromAdmission): as UsageOf(admission), except that a pod set
+// with fewer pods left after reclaim (PodSetsCountsAfterReclaim) than it
+// was admitted with is scaled down to them (usage / admitted count * pods
+// left, in integer units). An admitted count of 0 stands for the pod set's
+// count (Kueue's absent count). Empty without an admission.
+//
+// This is the one measure of a workload's hold on the quota tree: whatever
+// adds it, removes it or simulates its removal uses it, so that the tree
+// never drifts when reclaimable pods change. `reclaimable_pods` is Kueue's
+// ReclaimablePods gate (beta, on); off, this is UsageOf(admission).
+FlavorResourceQuantities UsageOf(const Workload& workload,
+                                 bool reclaimable_pods = true);
 
 }  // namespace kq::cache

@@ -814,6 +814,16 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
   if (status.has_stop_deadline()) {
     wl.stop_deadline = FromProto(status.stop_deadline());
   }
+  for (int i = 0; i < status.reclaimable_pods_size(); ++i) {
+    const v1::ReclaimablePod& rp = status.reclaimable_pods(i);
+    // A list keyed by name in Kueue (listType=map): a second entry for a
+    // pod set would silently replace the first in kq's map.
+    if (!wl.reclaimable_pods.emplace(rp.name(), rp.count()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("status.reclaimablePods[", i,
+                       "].name: duplicate value \"", rp.name(), "\""));
+    }
+  }
   return wl;
 }
 
@@ -864,6 +874,11 @@ v1::Workload ToProto(const Workload& workload) {
   }
   if (workload.stop_deadline.has_value()) {
     *status->mutable_stop_deadline() = ToProto(*workload.stop_deadline);
+  }
+  for (const auto& [name, count] : workload.reclaimable_pods) {
+    v1::ReclaimablePod* rp = status->add_reclaimable_pods();
+    rp->set_name(name);
+    rp->set_count(count);
   }
   return proto;
 }

@@ -202,6 +202,19 @@ WorkloadState StateOf(const Workload& wl) {
   return WorkloadState::kPending;
 }
 
+std::map<std::string, int32_t> PodSetsCountsAfterReclaim(const Workload& wl) {
+  std::map<std::string, int32_t> counts;
+  for (const PodSet& ps : wl.pod_sets) {
+    auto reclaimable = wl.reclaimable_pods.find(ps.name);
+    int32_t reclaimed =
+        reclaimable == wl.reclaimable_pods.end()
+            ? 0
+            : std::max(0, std::min(reclaimable->second, ps.count));
+    counts[ps.name] = ps.count - reclaimed;
+  }
+  return counts;
+}
+
 bool HoldsQuota(const Workload& wl) {
   return wl.admission.has_value() &&
          IsConditionTrue(wl.conditions, kConditionQuotaReserved);

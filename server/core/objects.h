@@ -269,6 +269,15 @@ struct AdmissionCheckState {
                          const AdmissionCheckState&) = default;
 };
 
+// Kueue's ReclaimablePod: `count` pods of pod set `name` no longer need
+// their resources (they completed), as a job integration reports them.
+struct ReclaimablePod {
+  std::string name;
+  int32_t count = 0;
+  friend bool operator==(const ReclaimablePod&,
+                         const ReclaimablePod&) = default;
+};
+
 // The client running an admitted workload (the runner handshake): one per
 // workload, holding a lease it renews with Heartbeat.
 struct Runner {
@@ -298,9 +307,19 @@ struct Workload {
   // for its runner to confirm it stopped: the quota is released then, when
   // the runner's lease lapses, or at this time, whichever comes first.
   std::optional<absl::Time> stop_deadline;
+  // status.reclaimablePods: pod set name -> pods whose resources are no
+  // longer needed. They leave the quota a pending workload asks for and
+  // the quota an admitted one holds (PodSetsCountsAfterReclaim).
+  std::map<std::string, int32_t> reclaimable_pods;
 
   friend bool operator==(const Workload&, const Workload&) = default;
 };
+
+// Kueue's podSetsCountsAfterReclaim (ReclaimablePods gate, beta and on by
+// default, which kq always follows): per pod set, its count minus its
+// reclaimable pods, never below 0 (a stale reclaimable count may exceed a
+// pod set's count; a negative one counts as 0).
+std::map<std::string, int32_t> PodSetsCountsAfterReclaim(const Workload& wl);
 
 // Condition types and reasons, as Kueue writes them.
 inline constexpr char kConditionQuotaReserved[] = "QuotaReserved";

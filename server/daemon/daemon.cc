@@ -131,6 +131,7 @@ absl::Status Run(const Config& config) {
   spdlog::info("received signal {}, shutting down", received);
   // Unblock handlers waiting in Watch, then let in-flight calls finish.
   engine.event_log().Close();
+  engine.AbortAdmitWaits();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   engine.Stop();
   spdlog::info("kqd stopped at revision {}", engine.event_log().revision());

@@ -703,6 +703,22 @@ absl::StatusOr<admission::WhatIf> Engine::Simulate(
       });
 }
 
+void Engine::AbortAdmitWaits() {
+  Post([this] {
+    for (auto& [key, list] : waiters_) {
+      for (Waiter& waiter : list) {
+        replies_.push_back(
+            [done = std::move(waiter.done)](const absl::Status&) {
+              done(absl::UnavailableError("kqd is shutting down"));
+            });
+      }
+    }
+    waiters_.clear();
+    waiter_deadlines_.clear();
+    waiter_keys_.clear();
+  });
+}
+
 std::optional<absl::Time> Engine::NextWaiterDeadline() const {
   if (waiter_deadlines_.empty()) return std::nullopt;
   return waiter_deadlines_.begin()->first;
@@ -855,6 +871,15 @@ absl::StatusOr<Workload> Engine::SetWorkloadActive(const NamespacedName& key,
     KQ_RETURN_IF_ERROR(CheckUnfinished(key));
     return state_.SetActive(key, active, batch_now_).status();
   });
+}
+
+absl::StatusOr<Workload> Engine::SetReclaimablePods(
+    const NamespacedName& key, std::vector<ReclaimablePod> pods) {
+  return ChangeWorkload(
+      key, [this, key, pods = std::move(pods)]() -> absl::Status {
+        KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+        return state_.SetReclaimablePods(key, pods, batch_now_).status();
+      });
 }
 
 absl::StatusOr<ObjectView> Engine::SetStopPolicy(const ObjectKey& key,

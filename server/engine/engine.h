@@ -182,6 +182,13 @@ class Engine {
   // spec.active (admission::AdmissionState::SetActive).
   absl::StatusOr<Workload> SetWorkloadActive(const NamespacedName& key,
                                              bool active);
+  // Kueue's status.reclaimablePods as a runner reports them
+  // (admission::AdmissionState::SetReclaimablePods): a workload holding
+  // quota holds less, and pending workloads that now fit are admitted in
+  // the same batch. Returns the workload after the batch's scheduling
+  // passes. FailedPrecondition also when the workload finished.
+  absl::StatusOr<Workload> SetReclaimablePods(const NamespacedName& key,
+                                              std::vector<ReclaimablePod> pods);
   // Sets spec.stopPolicy of a ClusterQueue or LocalQueue. InvalidArgument
   // for another kind; NotFound when absent.
   absl::StatusOr<ObjectView> SetStopPolicy(const ObjectKey& key,
@@ -205,6 +212,9 @@ class Engine {
   int64_t Admit(AdmitWait wait, AdmitDone done);
   // Forgets a wait whose caller went away; `done` is not called.
   void CancelAdmit(int64_t id);
+  // Answers every admission wait with Unavailable (shutdown begins), so
+  // that the server does not wait for them to end.
+  void AbortAdmitWaits();
 
   // Committed changes for Watch.
   EventLog& event_log() { return event_log_; }

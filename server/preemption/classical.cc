@@ -340,12 +340,12 @@ class ClassicalSearch {
 
   void Remove(const Element& element) {
     cache_.FindClusterQueue(element.candidate.cluster_queue)
-        ->RemoveUsage(cache::UsageOf(*element.candidate.workload->admission));
+        ->RemoveUsage(cache::UsageOf(*element.candidate.workload));
   }
 
   void Add(const Element& element) {
     cache_.FindClusterQueue(element.candidate.cluster_queue)
-        ->AddUsage(cache::UsageOf(*element.candidate.workload->admission));
+        ->AddUsage(cache::UsageOf(*element.candidate.workload));
   }
 
   cache::Cache& cache_;

@@ -319,12 +319,12 @@ class FairSearch {
 
   void Remove(const Target& target) {
     cache_.FindClusterQueue(target.cluster_queue)
-        ->RemoveUsage(cache::UsageOf(*target.workload->admission));
+        ->RemoveUsage(cache::UsageOf(*target.workload));
   }
 
   void Add(const Target& target) {
     cache_.FindClusterQueue(target.cluster_queue)
-        ->AddUsage(cache::UsageOf(*target.workload->admission));
+        ->AddUsage(cache::UsageOf(*target.workload));
   }
 
   cache::Cache& cache_;

@@ -157,8 +157,7 @@ DRS TargetClusterQueueOrdering::ComputeTargetShareAfterRemoval(
   }
   // The removal has to go through the whole path: how much of it reaches
   // the almost-LCA depends on the lending limits below it.
-  const cache::FlavorResourceQuantities usage =
-      cache::UsageOf(*workload.admission);
+  const cache::FlavorResourceQuantities usage = cache::UsageOf(workload);
   target.RemoveUsage(usage);
   const DRS share = AlmostLcaShare(target, LeastCommonAncestor(target));
   target.AddUsage(usage);

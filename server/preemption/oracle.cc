@@ -59,7 +59,7 @@ scheduler::PreemptionSimulation Oracle::SimulatePreemption(
     cache::ClusterQueueSnapshot* holder =
         cache_.FindClusterQueue(target.cluster_queue);
     if (holder == nullptr || !target.workload->admission.has_value()) continue;
-    removed.emplace_back(holder, cache::UsageOf(*target.workload->admission));
+    removed.emplace_back(holder, cache::UsageOf(*target.workload));
     holder->RemoveUsage(removed.back().second);
   }
   const int borrowing =

@@ -339,8 +339,11 @@ struct PodSetRequests {
   }
 };
 
-PodSetRequests TotalRequests(const PodSet& ps, const ResourceConfig* config) {
-  PodSetRequests r{ps.name, ps.count, {}};
+// Kueue's totalRequestsFromPodSets for one pod set of `count` pods (its
+// count after reclaim).
+PodSetRequests TotalRequests(const PodSet& ps, int32_t count,
+                             const ResourceConfig* config) {
+  PodSetRequests r{ps.name, count, {}};
   // Kueue derives the quota requests from the pod template on every
   // evaluation, so exclusions and transformations apply to workloads
   // created before the Configuration changed.
@@ -348,7 +351,7 @@ PodSetRequests TotalRequests(const PodSet& ps, const ResourceConfig* config) {
       config == nullptr ? ps.requests : EffectiveRequests(ps.requests, *config);
   for (const auto& [resource, per_pod] : per_pod_requests) {
     int64_t amount = std::max<int64_t>(0, ResourceAmount(resource, per_pod));
-    r.requests[resource] = SaturatingMul(amount, ps.count);
+    r.requests[resource] = SaturatingMul(amount, count);
   }
   return r;
 }
@@ -668,11 +671,17 @@ Assignment FlavorAssigner::Assign(absl::Span<const int32_t> counts) const {
       options_.cluster_queue_generation;
   assignment.last_state.scheduling_cycle = options_.scheduling_cycle;
 
-  // 1. Requests of every pod set, scaled to `counts`, with `pods` when the
-  //    ClusterQueue covers it.
+  // 1. Requests of every pod set for its pods left after reclaim (the
+  //    reclaimable ones need no quota), scaled to `counts`, with `pods`
+  //    when the ClusterQueue covers it.
+  const std::map<std::string, int32_t> counts_after_reclaim =
+      PodSetsCountsAfterReclaim(workload_);
   std::vector<PodSetRequests> requests;
   for (size_t i = 0; i < workload_.pod_sets.size(); ++i) {
-    PodSetRequests r = TotalRequests(workload_.pod_sets[i], options_.resources);
+    const PodSet& ps = workload_.pod_sets[i];
+    const int32_t count =
+        options_.reclaimable_pods ? counts_after_reclaim.at(ps.name) : ps.count;
+    PodSetRequests r = TotalRequests(ps, count, options_.resources);
     if (!counts.empty()) r = r.ScaledTo(counts[i]);
     if (GroupOf(spec, "pods") >= 0) r.requests["pods"] = r.count;
     requests.push_back(std::move(r));

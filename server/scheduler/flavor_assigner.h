@@ -313,6 +313,10 @@ struct FlavorAssignerOptions {
   // Configuration; null: requests as written, undeclared resources block.
   // Must outlive the assigner.
   const ResourceConfig* resources = nullptr;
+  // Kueue's ReclaimablePods gate (beta, on): a pod set's requests are for
+  // its pods left after reclaim (PodSetsCountsAfterReclaim). kq runs with
+  // it on; off is for Kueue's test tables.
+  bool reclaimable_pods = true;
 };
 
 // Assigns flavors to the pod sets of one workload in one ClusterQueue

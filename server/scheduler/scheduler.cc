@@ -110,7 +110,7 @@ bool FitsAfterRemoval(cache::Cache& cache, cache::ClusterQueueSnapshot& cq,
     cache::ClusterQueueSnapshot* holder =
         cache.FindClusterQueue(wl->admission->cluster_queue);
     if (holder == nullptr) continue;
-    undo.emplace_back(holder, cache::UsageOf(*wl->admission));
+    undo.emplace_back(holder, cache::UsageOf(*wl));
     holder->RemoveUsage(undo.back().second);
   }
   const bool fits = cq.Fits(usage);

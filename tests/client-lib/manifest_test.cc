@@ -999,6 +999,7 @@ status:
   - {name: prov, state: Ready, message: done,
      lastTransitionTime: "2026-01-02T03:04:05Z"}
   requeueState: {count: 2}
+  reclaimablePods: [{name: main, count: 1}]
   resourceRequests: [{name: main, resources: {cpu: "4"}}]
 )");
   const v1::Workload& wl = *doc.workload;
@@ -1040,7 +1041,8 @@ status:
                   message: "done"
                   last_transition_time { seconds: 1767323045 }
                 }
-                requeue_state { count: 2 })pb")));
+                requeue_state { count: 2 }
+                reclaimable_pods { name: "main" count: 1 })pb")));
 }
 
 TEST(WorkloadTest, V1beta1PriorityClassFields) {
@@ -1572,7 +1574,8 @@ TEST(WorkloadRoundTripTest, JobDerivedWorkloadWithStatus) {
       last_transition_time { seconds: 1767323045 }
     }
     admission_checks { name: "prov" state: "Pending" }
-    requeue_state { requeue_at { seconds: 1767323046 } })pb");
+    requeue_state { requeue_at { seconds: 1767323046 } }
+    reclaimable_pods { name: "main" count: 2 })pb");
   want.mutable_spec()->set_priority_class_name("production-training");
   want.mutable_spec()->set_priority_class_source(
       "kueue.x-k8s.io/workloadpriorityclass");

@@ -7,7 +7,8 @@
 // become "_"). As in Kueue, the preemption oracle of these tables is a fake
 // that answers per flavor-resource and otherwise says Preempt with
 // borrowing level 0; the cases run with Kueue's default gates
-// (FlavorFungibility and UnadmittedWorkloadsObservability on).
+// (FlavorFungibility, UnadmittedWorkloadsObservability and ReclaimablePods
+// on) unless a case turns one off, as Kueue's featureGates do.
 //
 // Each TestAssignFlavors case asserts what Kueue's asserts: the
 // representative mode; per pod set its flavors (name, mode, tried-flavor
@@ -27,9 +28,6 @@
 //     not request GPU, does not fit, without group it would fit":
 //     pod set groups come from topologyRequest.podSetGroupName (TAS), which
 //     kq's PodSet does not have.
-//   - "with reclaimable pods; reclaimablePods on",
-//   - "with reclaimable pods; reclaimablePods off": kq's Workload has no
-//     status.reclaimablePods.
 //   - "workload slice preemption fits in the original workload resource
 //     flavor",
 //   - "workload slice preemption does not fit in the original workload
@@ -321,6 +319,8 @@ struct AssignFlavorsCase {
   int want_borrowing = 0;
   cache::FlavorResourceQuantities want_usage;
   std::string want_no_fit_reason;
+  // Kueue's ReclaimablePods gate.
+  bool reclaimable_pods = true;
 };
 
 // Prints the case name when a case fails.
@@ -350,7 +350,8 @@ TEST_P(AssignFlavorsTest, Assign) {
   TestOracle oracle(tc.simulation_result);
   FlavorAssigner assigner(
       tc.workload, *cq, flavors, oracle, nullptr,
-      FlavorAssignerOptions{.enable_fair_sharing = tc.enable_fair_sharing});
+      FlavorAssignerOptions{.enable_fair_sharing = tc.enable_fair_sharing,
+                            .reclaimable_pods = tc.reclaimable_pods});
   Assignment got = assigner.Assign();
 
   EXPECT_EQ(got.RepresentativeMode(), tc.want_rep_mode);
@@ -400,6 +401,21 @@ std::vector<AssignFlavorsCase> AssignFlavorsCases() {
   auto with_ff = [](ClusterQueue cq, FlavorFungibility ff) {
     cq.flavor_fungibility = ff;
     return cq;
+  };
+  // Five 1-CPU pods of which two are reclaimable.
+  auto two_of_five_reclaimable = [] {
+    Workload wl =
+        WorkloadBuilder("wl").PodSet("main", 5).Request("cpu", "1").Build();
+    wl.reclaimable_pods = {{"main", 2}};
+    return wl;
+  };
+  auto pods_and_cpu_cq = [](const std::string& pods) {
+    return ClusterQueueBuilder("test-clusterqueue")
+        .ResourceGroup({"pods", "cpu"})
+        .Flavor("default")
+        .Quota("pods", pods)
+        .Quota("cpu", "10")
+        .Build();
   };
   auto fair_sharing_cq = [&](const std::string& reclaim) {
     return with_ff(ClusterQueueBuilder("test-clusterqueue")
@@ -1432,6 +1448,34 @@ std::vector<AssignFlavorsCase> AssignFlavorsCases() {
                                   "> maximum capacity (2)"},
                                  kReasonExceedsMaxQuota)}}},
           .want_no_fit_reason = kReasonExceedsMaxQuota,
+      },
+      {
+          .name = "with reclaimable pods; reclaimablePods on",
+          .workload = two_of_five_reclaimable(),
+          .cluster_queue = pods_and_cpu_cq("3"),
+          .want_rep_mode = kFit,
+          .want_pod_sets = {{.name = "main",
+                             .flavors = {{"cpu", {"default", kFit, -1}},
+                                         {"pods", {"default", kFit, -1}}},
+                             .requests = {{"cpu", "3"}, {"pods", "3"}},
+                             .count = 3,
+                             .attempts = {FitAttempt("default")}}},
+          .want_usage = {{FR("default", "pods"), 3},
+                         {FR("default", "cpu"), 3'000}},
+      },
+      {
+          .name = "with reclaimable pods; reclaimablePods off",
+          .workload = two_of_five_reclaimable(),
+          .cluster_queue = pods_and_cpu_cq("5"),
+          .want_rep_mode = kFit,
+          .want_pod_sets = {{.name = "main",
+                             .flavors = {{"cpu", {"default", kFit, -1}},
+                                         {"pods", {"default", kFit, -1}}},
+                             .requests = {{"cpu", "5"}, {"pods", "5"}},
+                             .count = 5}},
+          .want_usage = {{FR("default", "pods"), 5},
+                         {FR("default", "cpu"), 5'000}},
+          .reclaimable_pods = false,
       },
       preempt_before_next("preempt before try next flavor"),
       preempt_before_next(
