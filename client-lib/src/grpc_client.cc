@@ -289,6 +289,29 @@ class GrpcClient : public Client {
     return std::move(*response->mutable_workload());
   }
 
+  absl::StatusOr<v1::Workload> SetReclaimablePods(
+      const std::string& namespace_name, const std::string& name,
+      const std::map<std::string, int32_t>& reclaimable_pods) override {
+    v1::SetReclaimablePodsRequest request;
+    request.set_namespace_(namespace_name);
+    request.set_name(name);
+    for (const auto& [pod_set, count] : reclaimable_pods) {
+      v1::ReclaimablePod* pod = request.add_reclaimable_pods();
+      pod->set_name(pod_set);
+      pod->set_count(count);
+    }
+    // The same report twice leaves the same state: safe to retry.
+    absl::StatusOr<v1::SetReclaimablePodsResponse> response =
+        Retried<v1::SetReclaimablePodsResponse>(
+            request, [this](auto* context, auto& req, auto* resp) {
+              return queue_->SetReclaimablePods(context, req, resp);
+            });
+    if (!response.ok()) {
+      return response.status();
+    }
+    return std::move(*response->mutable_workload());
+  }
+
   absl::StatusOr<v1::ConfigObject> SetStopPolicy(
       const v1::SetStopPolicyRequest& request) override {
     absl::StatusOr<v1::SetStopPolicyResponse> response =

@@ -915,6 +915,25 @@ absl::StatusOr<v1::Workload> FakeClient::Preempt(
   return workload;
 }
 
+absl::StatusOr<v1::Workload> FakeClient::SetReclaimablePods(
+    const std::string& namespace_name, const std::string& name,
+    const std::map<std::string, int32_t>& reclaimable_pods) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = workloads_.find({namespace_name, name});
+  if (it == workloads_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat(Describe(namespace_name, name), " not found"));
+  }
+  v1::WorkloadStatus* status = it->second.mutable_status();
+  status->clear_reclaimable_pods();
+  for (const auto& [pod_set, count] : reclaimable_pods) {
+    v1::ReclaimablePod* pod = status->add_reclaimable_pods();
+    pod->set_name(pod_set);
+    pod->set_count(count);
+  }
+  return it->second;
+}
+
 absl::StatusOr<v1::Workload> FakeClient::SetWorkloadActive(
     const std::string& namespace_name, const std::string& name, bool active) {
   std::lock_guard<std::mutex> lock(mu_);

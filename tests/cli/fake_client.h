@@ -90,6 +90,10 @@ class FakeClient : public client::Client {
       bool active) override;
   absl::StatusOr<v1::ConfigObject> SetStopPolicy(
       const v1::SetStopPolicyRequest& request) override;
+  // Records the report in status.reclaimablePods (no quota effect here).
+  absl::StatusOr<v1::Workload> SetReclaimablePods(
+      const std::string& namespace_name, const std::string& name,
+      const std::map<std::string, int32_t>& reclaimable_pods) override;
   // Waits up to request.timeout (1 s when unset).
   absl::StatusOr<v1::AdmitResponse> Admit(
       const v1::AdmitRequest& request) override;

@@ -509,5 +509,34 @@ fairSharing:
   EXPECT_FALSE(missing.Start({"--config=" + dir.path() + "/nope.yaml"}).ok());
 }
 
+TEST_F(KqdTest, ReclaimablePodsFreeQuotaForPendingWorkloads) {
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  // 16 GPUs: a takes all of them with 16 pods; b waits for 4.
+  auto a = client_->SubmitWorkload(GpuWorkload("a", 16));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(IsAdmitted(a->workload()));
+  auto b = client_->SubmitWorkload(GpuWorkload("b", 4));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(IsAdmitted(b->workload()));
+
+  // 4 of a's pods finished for good: a holds 12 GPUs, b is admitted.
+  auto reported = client_->SetReclaimablePods("team-ml", "a", {{"main", 4}});
+  ASSERT_TRUE(reported.ok()) << reported.status();
+  ASSERT_EQ(reported->status().reclaimable_pods_size(), 1);
+  EXPECT_EQ(reported->status().reclaimable_pods(0).count(), 4);
+  auto b_now = client_->GetWorkload("team-ml", "b");
+  ASSERT_TRUE(b_now.ok());
+  EXPECT_TRUE(IsAdmitted(b_now->workload()));
+
+  // Kueue's webhook rules: unknown pod sets and decreasing counts while
+  // holding quota are refused, naming the field; nothing changes.
+  auto unknown = client_->SetReclaimablePods("team-ml", "a", {{"nope", 1}});
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  auto lower = client_->SetReclaimablePods("team-ml", "a", {{"main", 2}});
+  EXPECT_EQ(lower.status().code(), absl::StatusCode::kInvalidArgument);
+  auto missing = client_->SetReclaimablePods("team-ml", "zz", {{"main", 1}});
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace kq::testing

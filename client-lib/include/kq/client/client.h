@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -121,6 +122,13 @@ class Client {
       v1::AdmitRequest request, absl::Duration timeout,
       const std::function<void(const v1::AdmitResponse&)>& on_pending,
       absl::Duration poll = absl::Seconds(30)) = 0;
+  // Kueue's status.reclaimablePods as the runner reports them (pod set ->
+  // pods that finished and will not run again): the workload holds that
+  // much less quota. Replaces the earlier report; returns the workload as
+  // committed.
+  virtual absl::StatusOr<v1::Workload> SetReclaimablePods(
+      const std::string& namespace_name, const std::string& name,
+      const std::map<std::string, int32_t>& reclaimable_pods) = 0;
   // The runner handshake: attach / renew / learn to stop / confirm.
   virtual absl::StatusOr<v1::HeartbeatResponse> Heartbeat(
       const v1::HeartbeatRequest& request) = 0;
