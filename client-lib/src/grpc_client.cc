@@ -441,8 +441,12 @@ class GrpcClient : public Client {
             return queue_->Admit(context, req, resp);
           });
       if (!response.ok()) {
+        // A kqd shutting down may cancel a waiting Admit (this client never
+        // cancels its own), which is as good as unreachable.
+        const absl::StatusCode code = response.status().code();
         const bool retryable =
-            response.status().code() == absl::StatusCode::kUnavailable &&
+            (code == absl::StatusCode::kUnavailable ||
+             code == absl::StatusCode::kCancelled) &&
             (!request.has_workload() || submission_retryable);
         if (retryable && backoff.Wait(give_up)) continue;
         return response.status();

@@ -704,7 +704,10 @@ absl::StatusOr<admission::WhatIf> Engine::Simulate(
 }
 
 void Engine::AbortAdmitWaits() {
-  Post([this] {
+  // Synchronous: the waiters are answered (their replies run before this
+  // call's own) by the time it returns, so the server's shutdown that
+  // follows does not cancel them first.
+  Call<bool>([this]() -> absl::StatusOr<bool> {
     for (auto& [key, list] : waiters_) {
       for (Waiter& waiter : list) {
         replies_.push_back(
@@ -716,7 +719,8 @@ void Engine::AbortAdmitWaits() {
     waiters_.clear();
     waiter_deadlines_.clear();
     waiter_keys_.clear();
-  });
+    return true;
+  }).IgnoreError();
 }
 
 std::optional<absl::Time> Engine::NextWaiterDeadline() const {

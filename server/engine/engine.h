@@ -212,8 +212,9 @@ class Engine {
   int64_t Admit(AdmitWait wait, AdmitDone done);
   // Forgets a wait whose caller went away; `done` is not called.
   void CancelAdmit(int64_t id);
-  // Answers every admission wait with Unavailable (shutdown begins), so
-  // that the server does not wait for them to end.
+  // Answers every admission wait with Unavailable (shutdown begins) and
+  // returns once they are answered, so that the server's shutdown neither
+  // waits for them nor cancels them.
   void AbortAdmitWaits();
 
   // Committed changes for Watch.

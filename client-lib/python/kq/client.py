@@ -430,7 +430,8 @@ class Client:
         self.close()
         return False
 
-    def _call(self, rpc, request, idempotent, timeout=None, budget=None):
+    def _call(self, rpc, request, idempotent, timeout=None, budget=None,
+              retry_codes=(grpc.StatusCode.UNAVAILABLE,)):
         give_up = time.monotonic() + (
             self._retry_budget if budget is None else budget)
         backoff = self._initial_backoff
@@ -439,7 +440,7 @@ class Client:
                 return rpc(request,
                            timeout=self.timeout if timeout is None else timeout)
             except grpc.RpcError as e:
-                if not idempotent or e.code() != grpc.StatusCode.UNAVAILABLE:
+                if not idempotent or e.code() not in retry_codes:
                     raise _error(e) from None
                 pause = random.uniform(backoff / 2, backoff)
                 if time.monotonic() + pause > give_up:
@@ -582,8 +583,12 @@ class Client:
         if lease:
             request.lease.CopyFrom(_duration(lease))
         idempotent = wl is None or bool(wl.metadata.name)
+        # A kqd shutting down may cancel a waiting Admit (this client never
+        # cancels its own): as good as unreachable.
         return self._call(self._queue.Admit, request, idempotent,
-                          timeout=(timeout or 0) + self.timeout)
+                          timeout=(timeout or 0) + self.timeout,
+                          retry_codes=(grpc.StatusCode.UNAVAILABLE,
+                                       grpc.StatusCode.CANCELLED))
 
     def wait_admitted(self, namespace="", name="", wl=None, timeout=None,
                       on_pending=None, poll=30.0, runner_id="", lease=None):
