@@ -1,0 +1,135 @@
+#include "bench/objects.h"
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/struct.pb.h"
+
+namespace kq::bench {
+namespace {
+
+google::protobuf::Value StringValue(const std::string& s) {
+  google::protobuf::Value v;
+  v.set_string_value(s);
+  return v;
+}
+
+// {"spec": {"restartPolicy": "Never", "containers": [{"name": "main",
+//  "image": ..., "command": [...], "resources": {"requests": {...}}}]}}
+google::protobuf::Struct PodTemplate(const WorkloadShape& shape) {
+  google::protobuf::Struct requests;
+  (*requests.mutable_fields())["cpu"] = StringValue(shape.cpu);
+  if (!shape.memory.empty()) {
+    (*requests.mutable_fields())["memory"] = StringValue(shape.memory);
+  }
+  google::protobuf::Struct resources;
+  *(*resources.mutable_fields())["requests"].mutable_struct_value() = requests;
+  google::protobuf::Struct container;
+  auto& fields = *container.mutable_fields();
+  fields["name"] = StringValue("main");
+  fields["image"] = StringValue("registry.k8s.io/busybox:1.36");
+  auto* command = fields["command"].mutable_list_value();
+  for (const char* arg : {"sh", "-c", "echo start; sleep 30; echo done"}) {
+    *command->add_values() = StringValue(arg);
+  }
+  *fields["resources"].mutable_struct_value() = resources;
+  google::protobuf::Struct spec;
+  (*spec.mutable_fields())["restartPolicy"] = StringValue("Never");
+  *(*spec.mutable_fields())["containers"]
+       .mutable_list_value()
+       ->add_values()
+       ->mutable_struct_value() = container;
+  google::protobuf::Struct pod_template;
+  *(*pod_template.mutable_fields())["spec"].mutable_struct_value() = spec;
+  return pod_template;
+}
+
+}  // namespace
+
+v1::ConfigObject MakeNamespace(const std::string& name) {
+  v1::ConfigObject o;
+  o.mutable_namespace_()->mutable_metadata()->set_name(name);
+  return o;
+}
+
+v1::ConfigObject MakeFlavor(const std::string& name) {
+  v1::ConfigObject o;
+  o.mutable_resource_flavor()->mutable_metadata()->set_name(name);
+  return o;
+}
+
+v1::ConfigObject MakeClusterQueue(const ClusterQueueShape& shape) {
+  v1::ConfigObject o;
+  v1::ClusterQueue* cq = o.mutable_cluster_queue();
+  cq->mutable_metadata()->set_name(shape.name);
+  for (const auto& [k, v] : shape.labels) {
+    (*cq->mutable_metadata()->mutable_labels())[k] = v;
+  }
+  v1::ClusterQueueSpec* spec = cq->mutable_spec();
+  spec->set_cohort_name(shape.cohort);
+  spec->set_queueing_strategy("BestEffortFIFO");
+  spec->mutable_namespace_selector();
+  v1::ResourceGroup* group = spec->add_resource_groups();
+  group->add_covered_resources("cpu");
+  if (!shape.nominal_memory.empty()) group->add_covered_resources("memory");
+  v1::FlavorQuotas* flavor = group->add_flavors();
+  flavor->set_name(shape.flavor);
+  v1::ResourceQuota* cpu = flavor->add_resources();
+  cpu->set_name("cpu");
+  cpu->set_nominal_quota(shape.nominal_cpu);
+  if (!shape.borrowing_limit_cpu.empty()) {
+    cpu->set_borrowing_limit(shape.borrowing_limit_cpu);
+  }
+  if (!shape.nominal_memory.empty()) {
+    v1::ResourceQuota* memory = flavor->add_resources();
+    memory->set_name("memory");
+    memory->set_nominal_quota(shape.nominal_memory);
+  }
+  spec->mutable_preemption()->set_reclaim_within_cohort(
+      shape.reclaim_within_cohort);
+  spec->mutable_preemption()->set_within_cluster_queue(
+      shape.within_cluster_queue);
+  return o;
+}
+
+v1::ConfigObject MakeLocalQueue(const std::string& namespace_name,
+                                const std::string& name,
+                                const std::string& cluster_queue) {
+  v1::ConfigObject o;
+  v1::LocalQueue* lq = o.mutable_local_queue();
+  lq->mutable_metadata()->set_namespace_(namespace_name);
+  lq->mutable_metadata()->set_name(name);
+  lq->mutable_spec()->set_cluster_queue(cluster_queue);
+  return o;
+}
+
+v1::Workload MakeWorkload(const WorkloadShape& shape) {
+  v1::Workload wl;
+  wl.mutable_metadata()->set_namespace_(shape.namespace_name);
+  wl.mutable_metadata()->set_name(shape.name);
+  for (const auto& [k, v] : shape.labels) {
+    (*wl.mutable_metadata()->mutable_labels())[k] = v;
+  }
+  wl.mutable_spec()->set_queue_name(shape.queue_name);
+  wl.mutable_spec()->set_priority(shape.priority);
+  v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = shape.cpu;
+  if (!shape.memory.empty()) (*ps->mutable_requests())["memory"] = shape.memory;
+  if (shape.with_template) *ps->mutable_template_() = PodTemplate(shape);
+  return wl;
+}
+
+const v1::Condition* FindCondition(const v1::Workload& wl,
+                                   const std::string& type) {
+  for (const v1::Condition& c : wl.status().conditions()) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+bool ConditionTrue(const v1::Workload& wl, const std::string& type) {
+  const v1::Condition* c = FindCondition(wl, type);
+  return c != nullptr && c->status() == "True";
+}
+
+}  // namespace kq::bench

@@ -1,0 +1,299 @@
+// Submission throughput and latency of a real kqd with its default
+// durability (synchronous=FULL: a call returns after its batch's commit).
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#include "bench/bench.h"
+#include "bench/objects.h"
+
+namespace kq::bench {
+namespace {
+
+constexpr char kNamespace[] = "bench";
+constexpr char kQueue[] = "jobs";
+
+// A team's queue with a small quota, so that a few workloads run and the
+// rest wait, as on a busy cluster.
+absl::Status ApplySetup(client::Client& client) {
+  v1::ApplyRequest request;
+  *request.add_objects() = MakeNamespace(kNamespace);
+  *request.add_objects() = MakeFlavor("default");
+  ClusterQueueShape cq;
+  cq.name = "team";
+  cq.flavor = "default";
+  cq.nominal_cpu = "8";
+  cq.nominal_memory = "32Gi";
+  cq.within_cluster_queue = "LowerPriority";
+  *request.add_objects() = MakeClusterQueue(cq);
+  *request.add_objects() = MakeLocalQueue(kNamespace, kQueue, "team");
+  return client.Apply(request).status();
+}
+
+v1::Workload JobWorkload(const std::string& name) {
+  WorkloadShape shape;
+  shape.namespace_name = kNamespace;
+  shape.name = name;
+  shape.queue_name = kQueue;
+  shape.cpu = "1";
+  shape.memory = "2Gi";
+  shape.with_template = true;
+  shape.labels = {{"app", "bench"}, {"team", "ml"}};
+  return MakeWorkload(shape);
+}
+
+struct Measured {
+  int64_t workloads = 0;
+  int64_t calls = 0;
+  int64_t errors = 0;
+  std::string first_error;
+  double seconds = 0;
+  Percentiles latency_us;
+  absl::Duration kqd_cpu;
+  absl::Duration client_cpu;
+  // Calls per second over the first and the last tenth of the calls: how
+  // the rate changes as the pending queue grows.
+  double first_tenth_rate = 0;
+  double last_tenth_rate = 0;
+};
+
+// A fresh kqd with the setup applied and a few calls made (connection,
+// first batches) before measuring.
+struct Server {
+  TempDir dir{"kq-bench-submit"};
+  std::unique_ptr<Kqd> kqd;
+  std::unique_ptr<client::Client> client;
+};
+absl::StatusOr<std::unique_ptr<Server>> StartServer(const Context& context) {
+  auto server = std::make_unique<Server>();
+  server->kqd = std::make_unique<Kqd>(context.kqd_path, server->dir.path());
+  if (absl::Status s = server->kqd->Start(); !s.ok()) return s;
+  server->client = server->kqd->NewClient();
+  if (absl::Status s = ApplySetup(*server->client); !s.ok()) return s;
+  for (int i = 0; i < 20; ++i) {
+    auto r =
+        server->client->SubmitWorkload(JobWorkload(absl::StrCat("warm-", i)));
+    if (!r.ok()) return r.status();
+  }
+  return server;
+}
+
+// `threads` threads each call `call(i)` for i = 0, 1, ... (shared) until
+// `limit` calls or `duration`; `call` returns the workloads it submitted
+// or an error. With `rate` > 0 the calls are paced open-loop: call i is due
+// at start + i / rate, and its latency counts from when it was sent.
+template <typename Call>
+Measured Drive(Server& server, int threads, int64_t limit,
+               absl::Duration duration, double rate, Call call) {
+  Measured m;
+  std::atomic<int64_t> next{0};
+  std::mutex mu;
+  std::vector<double> latencies;
+  std::vector<absl::Time> acked;
+  const absl::Duration kqd_cpu = CpuTime(server.kqd->pid());
+  const absl::Duration client_cpu = CpuTime();
+  const absl::Time start = absl::Now();
+  const absl::Time end = start + duration;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      std::vector<double> mine;
+      std::vector<absl::Time> mine_acked;
+      int64_t workloads = 0, errors = 0;
+      std::string first_error;
+      while (true) {
+        const int64_t i = next++;
+        if (i >= limit) break;
+        if (rate > 0) {
+          const absl::Time due = start + absl::Seconds(i / rate);
+          if (due >= end) break;
+          absl::SleepFor(due - absl::Now());
+        } else if (absl::Now() >= end) {
+          break;
+        }
+        const absl::Time sent = absl::Now();
+        absl::StatusOr<int> r = call(i);
+        const absl::Time acked = absl::Now();
+        mine.push_back(absl::ToDoubleMicroseconds(acked - sent));
+        mine_acked.push_back(acked);
+        if (r.ok()) {
+          workloads += *r;
+        } else if (errors++ == 0) {
+          first_error = r.status().ToString();
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      latencies.insert(latencies.end(), mine.begin(), mine.end());
+      acked.insert(acked.end(), mine_acked.begin(), mine_acked.end());
+      m.workloads += workloads;
+      m.errors += errors;
+      if (m.first_error.empty()) m.first_error = first_error;
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  m.kqd_cpu = CpuTime(server.kqd->pid()) - kqd_cpu;
+  m.client_cpu = CpuTime() - client_cpu;
+  m.calls = latencies.size();
+  std::sort(acked.begin(), acked.end());
+  const size_t tenth = acked.size() / 10;
+  if (tenth > 1) {
+    m.first_tenth_rate =
+        tenth / absl::ToDoubleSeconds(acked[tenth - 1] - start);
+    m.last_tenth_rate =
+        (tenth - 1) /
+        absl::ToDoubleSeconds(acked.back() - acked[acked.size() - tenth]);
+  }
+  m.latency_us = ComputePercentiles(latencies);
+  return m;
+}
+
+std::string TenthsNote(const Measured& m) {
+  return absl::StrFormat("%s -> %s", FormatCount(m.first_tenth_rate),
+                         FormatCount(m.last_tenth_rate));
+}
+
+std::string CpuNote(const Measured& m) {
+  return absl::StrFormat("%.0f%% / %.0f%%",
+                         100 * absl::ToDoubleSeconds(m.kqd_cpu) / m.seconds,
+                         100 * absl::ToDoubleSeconds(m.client_cpu) / m.seconds);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
+                                             const Context& context) {
+  Table table;
+  table.title =
+      "submit: durable submissions to kqd (synchronous=FULL, one LocalQueue, "
+      "8 cpu of quota, the rest pending)";
+  table.header = {"mode",
+                  "in flight",
+                  "workloads",
+                  "workloads/s",
+                  "p50",
+                  "p99",
+                  "p99.9",
+                  "vs the machine",
+                  "CPU kqd / client",
+                  "calls/s, first -> last tenth"};
+  double best_unary_rate = 0;
+  int best_in_flight = 0;
+  std::vector<std::string> errors;
+  auto note_errors = [&](const std::string& what, const Measured& m) {
+    if (m.errors > 0) {
+      errors.push_back(absl::StrFormat("%s: %d errors (first: %s)", what,
+                                       m.errors, m.first_error));
+    }
+  };
+  for (int in_flight : options.in_flight) {
+    std::fprintf(stderr, "submit: unary, %d in flight...\n", in_flight);
+    absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
+    if (!server.ok()) return server.status();
+    client::Client& client = *(*server)->client;
+    Measured m = Drive(
+        **server, in_flight, options.count, options.per_level, 0,
+        [&](int64_t i) -> absl::StatusOr<int> {
+          auto r = client.SubmitWorkload(JobWorkload(absl::StrCat("w-", i)));
+          if (!r.ok()) return r.status();
+          return 1;
+        });
+    const double rate = m.workloads / m.seconds;
+    if (in_flight >= best_in_flight) {
+      best_in_flight = in_flight;
+      best_unary_rate = rate;
+    }
+    const auto limit = context.limits.grpc_calls_per_second.find(in_flight);
+    table.rows.push_back(
+        {"SubmitWorkload", absl::StrCat(in_flight), FormatCount(m.workloads),
+         FormatCount(rate), FormatMicros(m.latency_us.p50),
+         FormatMicros(m.latency_us.p99), FormatMicros(m.latency_us.p999),
+         limit == context.limits.grpc_calls_per_second.end()
+             ? ""
+             : Fraction(rate, limit->second,
+                        absl::StrCat("no-op gRPC at ", in_flight)),
+         CpuNote(m), TenthsNote(m)});
+    note_errors(absl::StrCat("unary at ", in_flight), m);
+  }
+  if (options.open_loop && best_unary_rate > 0) {
+    const double rate = best_unary_rate / 2;
+    std::fprintf(stderr, "submit: open loop at %.0f/s...\n", rate);
+    absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
+    if (!server.ok()) return server.status();
+    client::Client& client = *(*server)->client;
+    Measured m = Drive(
+        **server, best_in_flight, options.count, options.per_level, rate,
+        [&](int64_t i) -> absl::StatusOr<int> {
+          auto r = client.SubmitWorkload(JobWorkload(absl::StrCat("o-", i)));
+          if (!r.ok()) return r.status();
+          return 1;
+        });
+    table.rows.push_back(
+        {absl::StrFormat("SubmitWorkload, paced at %s/s (half)",
+                         FormatCount(rate)),
+         absl::StrCat("<= ", best_in_flight), FormatCount(m.workloads),
+         FormatCount(m.workloads / m.seconds), FormatMicros(m.latency_us.p50),
+         FormatMicros(m.latency_us.p99), FormatMicros(m.latency_us.p999), "",
+         CpuNote(m), TenthsNote(m)});
+    note_errors("open loop", m);
+  }
+  for (int in_flight : options.batch_in_flight) {
+    std::fprintf(stderr, "submit: Apply batches of %d, %d in flight...\n",
+                 options.batch, in_flight);
+    absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
+    if (!server.ok()) return server.status();
+    client::Client& client = *(*server)->client;
+    const int batch = options.batch;
+    Measured m =
+        Drive(**server, in_flight, std::max<int64_t>(1, options.count / batch),
+              options.per_level, 0, [&](int64_t i) -> absl::StatusOr<int> {
+                v1::ApplyRequest request;
+                for (int j = 0; j < batch; ++j) {
+                  *request.add_workloads() =
+                      JobWorkload(absl::StrCat("b-", i, "-", j));
+                }
+                auto r = client.Apply(request);
+                if (!r.ok()) return r.status();
+                return batch;
+              });
+    const double rate = m.workloads / m.seconds;
+    table.rows.push_back({absl::StrCat("Apply, ", batch, " per call"),
+                          absl::StrCat(in_flight), FormatCount(m.workloads),
+                          FormatCount(rate), FormatMicros(m.latency_us.p50),
+                          FormatMicros(m.latency_us.p99),
+                          FormatMicros(m.latency_us.p999),
+                          Fraction(rate, context.limits.sqlite_rows_per_second,
+                                   "SQLite group-commit rows/s"),
+                          CpuNote(m), TenthsNote(m)});
+    note_errors(absl::StrCat("Apply at ", in_flight), m);
+  }
+  table.notes.push_back(absl::StrFormat(
+      "A fresh kqd per row; each measurement stops after %s workloads or "
+      "%s. Latency is per call (per batch for Apply), measured by the "
+      "client from send to acknowledgement.",
+      FormatCount(options.count), absl::FormatDuration(options.per_level)));
+  table.notes.push_back(
+      "Workloads: one pod set, cpu 1 and memory 2Gi, with a Job-like pod "
+      "template (image, command, requests) and two labels.");
+  table.notes.push_back(absl::StrFormat(
+      "CPU kqd / client: CPU time of kqd and of this process over the "
+      "measurement, in percent of one core (%d cores, shared by both).",
+      std::thread::hardware_concurrency()));
+  if (context.limits.sqlite_commits_per_second > 0) {
+    table.notes.push_back(absl::StrFormat(
+        "Durable commits on this disk: %s/s with one row each (limits), so "
+        "unary throughput above that needs many calls per commit.",
+        FormatCount(context.limits.sqlite_commits_per_second)));
+  }
+  table.notes.insert(table.notes.end(), errors.begin(), errors.end());
+  return std::vector<Table>{table};
+}
+
+}  // namespace kq::bench
