@@ -408,6 +408,8 @@ class PerfRun {
 
   // mu_ held. A workload that was never created never finishes.
   void FailSubmit(const absl::Status& status) {
+    // Calls cut short by stopping kqd at the timeout are not failures.
+    if (aborting_) return;
     if (submit_errors_++ == 0) first_error_ = status.ToString();
     --expected_;
     done_cv_.notify_all();
@@ -865,10 +867,16 @@ absl::StatusOr<std::vector<Table>> RunKueuePerf(const KueuePerfOptions& options,
           absl::ToDoubleMilliseconds(kqd.serving_at() - kqd.started_at()),
           config.cohorts * config.queues_per_cohort,
           absl::ToDoubleMilliseconds(setup)));
-  const absl::Duration shutdown = kqd.Stop();
-  table.notes.push_back(
-      absl::StrFormat("kqd shutdown (SIGTERM to exit) took %.0f ms.",
-                      absl::ToDoubleMilliseconds(shutdown)));
+  if (*completed) {
+    const absl::Duration shutdown = kqd.Stop();
+    table.notes.push_back(
+        absl::StrFormat("kqd shutdown (SIGTERM to exit) took %.0f ms.",
+                        absl::ToDoubleMilliseconds(shutdown)));
+  } else {
+    table.notes.push_back(
+        "kqd was killed at the timeout; the figures above cover the "
+        "workloads seen admitted or finished by then.");
+  }
   return std::vector<Table>{table};
 }
 

@@ -250,8 +250,9 @@ void AddChurnRows(Table& table, const std::string& label, ChurnResult& r,
   table.rows.push_back(
       {label + ": cycle (all passes of a step) p50 / p99",
        absl::StrCat(FormatMicros(cycle.p50), " / ", FormatMicros(cycle.p99)),
-       absl::StrFormat("%.1f passes per cycle",
-                       r.passes_total / std::max<int64_t>(1, r.steps))});
+       absl::StrFormat("%.1f passes per cycle, %d cycles",
+                       r.passes_total / std::max<int64_t>(1, r.steps),
+                       r.steps)});
   table.rows.push_back(
       {label + ": pass (RunPasses max_passes=1) p50 / p99 / max",
        absl::StrCat(FormatMicros(pass.p50), " / ", FormatMicros(pass.p99),
