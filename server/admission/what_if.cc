@@ -108,13 +108,7 @@ void NameIfGenerated(const AdmissionState& state, Workload& wl) {
 
 // What the engine checks before it accepts a submitted workload.
 absl::Status ValidateNew(const AdmissionState& state, const Workload& wl) {
-  if (wl.meta.name.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Workload in namespace \"", wl.meta.namespace_name,
-                     "\": metadata.name: name or generateName is required"));
-  }
-  absl::Status valid = ValidateWorkload(wl);
-  if (!valid.ok()) return About(Describe(KeyOf(wl)), valid);
+  KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(wl));
   return state.CheckPriorityClass(wl, {});
 }
 

@@ -538,4 +538,15 @@ std::vector<std::string> ConfigWarnings(const ConfigObject& object) {
   return warnings;
 }
 
+absl::Status ValidateSubmittedWorkload(const Workload& wl) {
+  if (wl.meta.name.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Workload in namespace \"", wl.meta.namespace_name,
+                     "\": metadata.name: name or generateName is required"));
+  }
+  absl::Status valid = ValidateWorkload(wl);
+  if (!valid.ok()) return About(Describe(KeyOf(wl)), valid);
+  return absl::OkStatus();
+}
+
 }  // namespace kq

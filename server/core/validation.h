@@ -27,6 +27,11 @@ absl::Status ValidateConfigObject(const ConfigObject& object);
 // Validates a workload as submitted.
 absl::Status ValidateWorkload(const Workload& workload);
 
+// ValidateWorkload for a workload being submitted: it must have a name
+// (generated ones are named before this), and errors name the workload
+// ("Workload \"ns/name\": spec.podSets[0].count: ...").
+absl::Status ValidateSubmittedWorkload(const Workload& workload);
+
 // Accepted-but-surprising things about an object on its own, where Kueue's
 // webhook would have refused the object or silently ignored a field:
 // resources listed in another order than coveredResources, covered

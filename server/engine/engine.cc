@@ -29,18 +29,6 @@ EventType EventTypeOf(admission::Change change) {
   return EventType::kModified;
 }
 
-// Validates a workload as submitted, naming it in the error.
-absl::Status ValidateSubmitted(const Workload& wl) {
-  if (wl.meta.name.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Workload in namespace \"", wl.meta.namespace_name,
-                     "\": metadata.name: name or generateName is required"));
-  }
-  absl::Status valid = ValidateWorkload(wl);
-  if (!valid.ok()) return About(Describe(KeyOf(wl)), valid);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 Engine::Engine(store::Store& store, Clock& clock, EngineOptions options)
@@ -338,7 +326,7 @@ absl::StatusOr<std::vector<ApplyResult>> Engine::DoApply(
   }
   for (Workload& wl : workloads) {
     NameIfGenerated(wl);
-    KQ_RETURN_IF_ERROR(ValidateSubmitted(wl));
+    KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(wl));
     KQ_RETURN_IF_ERROR(state_.CheckPriorityClass(wl, objects));
   }
 
@@ -428,7 +416,7 @@ absl::StatusOr<WorkloadView> Engine::Submit(Workload workload) {
       [this, workload = std::move(
                  workload)]() mutable -> absl::StatusOr<NamespacedName> {
         NameIfGenerated(workload);
-        KQ_RETURN_IF_ERROR(ValidateSubmitted(workload));
+        KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(workload));
         KQ_RETURN_IF_ERROR(state_.CheckPriorityClass(workload, {}));
         NamespacedName key = KeyOf(workload);
         KQ_RETURN_IF_ERROR(DoSubmit(std::move(workload), false).status());
@@ -592,7 +580,7 @@ int64_t Engine::Admit(AdmitWait wait, AdmitDone done) {
           NameIfGenerated(*wait.submit);
           wait.key = KeyOf(*wait.submit);
           if (!state_.FindWorkload(wait.key)) {
-            absl::Status valid = ValidateSubmitted(*wait.submit);
+            absl::Status valid = ValidateSubmittedWorkload(*wait.submit);
             if (valid.ok()) valid = state_.CheckPriorityClass(*wait.submit, {});
             if (!valid.ok()) return fail(valid);
             absl::StatusOr<ApplyResult> submitted =
