@@ -30,7 +30,7 @@ test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
 # Builds kq-bench (and kqd) and runs every benchmark: tables on stdout,
-# appended to bench/RESULTS.md. About 10 minutes on 2 cores.
+# appended to bench/RESULTS.md. About 12 minutes on 2 cores.
 bench: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target kq-bench
 	@$(BUILD_DIR)/bin/kq-bench all

@@ -16,8 +16,8 @@
 # is measured alone and part 3 releases exactly what part 1 submitted.
 #
 # Usage: bench/slurm/compare.sh [--jobs N] [--build-dir DIR] [--keep]
-# Prints a Markdown table; append it to bench/RESULTS.md by hand or with
-# `| tee -a bench/RESULTS.md`. Needs root (slurmd, munged, apt-get). Stops
+# Prints a dated Markdown section shaped like kq-bench's (progress goes to
+# stderr): `bench/slurm/compare.sh | tee -a bench/RESULTS.md`. Needs root (slurmd, munged, apt-get). Stops
 # every process it started (by pid) and removes its directory on exit.
 set -euo pipefail
 
@@ -280,12 +280,23 @@ k1=$(now)
 SLURM_RELEASE=$(secs "$s0" "$s1"); KQ_RELEASE=$(secs "$k0" "$k1")
 SLURM_RELEASE_RATE=$(rate "$JOBS" "$s0" "$s1"); KQ_RELEASE_RATE=$(rate "$JOBS" "$k0" "$k1")
 
+# What a command costs before it talks to anyone: process start.
+p0=$(now)
+for i in $(seq 50); do "$KQ" version >/dev/null; done
+p1=$(now)
+for i in $(seq 50); do sbatch --version >/dev/null; done
+p2=$(now)
+KQ_START=$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.1f ms", (b - a) * 20 }')
+SBATCH_START=$(awk -v a="$p1" -v b="$p2" 'BEGIN { printf "%.1f ms", (b - a) * 20 }')
+
 SLURM_VERSION=$(sbatch --version | awk '{print $2}')
 cat <<EOF
 
-### slurm/compare.sh: $JOBS jobs, Slurm $SLURM_VERSION (one node, 64 CPUs, cons_tres, accounting off) vs kq
+## $(date -u '+%Y-%m-%d %H:%M UTC'): \`bench/slurm/compare.sh --jobs $JOBS\`
 
-Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM; $(date -u '+%Y-%m-%d %H:%M UTC').
+Machine: $(nproc) cores (nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -sr); load average at the end $(cut -d' ' -f1-3 /proc/loadavg).
+
+### slurm/compare.sh: $JOBS jobs, Slurm $SLURM_VERSION (one node, 64 CPUs, cons_tres, accounting off) vs kq
 
 | test | Slurm | kq |
 |---|---|---|
@@ -296,4 +307,6 @@ Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | s
 
 - Each row is one command per job or per batch, as a user would type it: process start, connection and the call are all counted (sbatch talks to slurmctld through munge; kq to kqd over gRPC, every acknowledgement durable with synchronous=FULL).
 - Held submissions on both sides; part 3 releases part 1's jobs (scontrol release / the ClusterQueue's stopPolicy back to None) and ends when the last one finished (squeue empty / the runner saw $JOBS Finish acknowledged).
+- Process start alone (\`kq version\` / \`sbatch --version\`, 50 runs each): $KQ_START / $SBATCH_START per command.
+- Durability differs: slurmctld answers sbatch before its state files are written (a background thread saves state), kqd after the workload's commit is fsync'd. A job array is one job record until its tasks are scheduled; \`kq apply\` stores $JOBS workloads.
 EOF
