@@ -646,8 +646,7 @@ void Engine::RecordAdmissions() {
 
 absl::StatusOr<ExplainResult> Engine::Explain(const NamespacedName& key) {
   return Call<ExplainResult>([this, key]() -> absl::StatusOr<ExplainResult> {
-    if (state_.FindWorkload(key) == nullptr)
-      KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+    KQ_RETURN_IF_ERROR(CheckUnfinished(key));
     const absl::Time now = clock_.TimeNow();
     ExplainResult result;
     KQ_ASSIGN_OR_RETURN(result.explanation,
@@ -680,11 +679,9 @@ absl::StatusOr<admission::WhatIf> Engine::Simulate(
         if (workload.has_value()) {
           subject = *std::move(workload);
         } else {
-          const Workload* stored = state_.FindWorkload(key);
-          if (stored == nullptr) {
-            KQ_RETURN_IF_ERROR(CheckUnfinished(key));
-          }
-          subject = *stored;
+          // CheckUnfinished is OK only for a workload in memory.
+          KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+          subject = *state_.FindWorkload(key);
         }
         return admission::SimulateAdmission(state_, std::move(subject),
                                             clock_.TimeNow());
