@@ -99,6 +99,7 @@ absl::StatusOr<Kind> KindOf(const v1::ConfigObject& object) {
       return Kind::kWorkloadPriorityClass;
     case v1::ConfigObject::kAdmissionCheck:
       return Kind::kAdmissionCheck;
+    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -121,6 +122,7 @@ const v1::ObjectMeta& MetadataOf(const v1::ConfigObject& object) {
       return object.workload_priority_class().metadata();
     case v1::ConfigObject::kAdmissionCheck:
       return object.admission_check().metadata();
+    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -143,6 +145,7 @@ v1::ObjectMeta* MutableMetadataOf(v1::ConfigObject* object) {
       return object->mutable_workload_priority_class()->mutable_metadata();
     case v1::ConfigObject::kAdmissionCheck:
       return object->mutable_admission_check()->mutable_metadata();
+    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

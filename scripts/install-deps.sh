@@ -12,7 +12,14 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-grpcio python3-protobuf python3-yaml
   clang-format
+  libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
 )
+
+# kubectl drives the Kubernetes API fixture in the shim's e2e tests; Debian's
+# kubernetes-client provides it where no newer kubectl is installed.
+if ! command -v kubectl >/dev/null 2>&1; then
+  PACKAGES+=(kubernetes-client)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

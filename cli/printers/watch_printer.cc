@@ -66,6 +66,7 @@ std::string ObjectSummary(const v1::ConfigObject& object) {
       return absl::StrCat("controller=",
                           object.admission_check().spec().controller_name());
     case v1::ConfigObject::kNamespace:
+    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

@@ -495,6 +495,7 @@ nlohmann::json ToKueueJson(const v1::ConfigObject& object) {
       return WorkloadPriorityClassJson(object.workload_priority_class());
     case v1::ConfigObject::kAdmissionCheck:
       return AdmissionCheckJson(object.admission_check());
+    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

@@ -725,6 +725,7 @@ absl::StatusOr<ConfigObject> FromProto(const v1::ConfigObject& proto) {
       return PriorityClassFromProto(proto.workload_priority_class());
     case v1::ConfigObject::kAdmissionCheck:
       return AdmissionCheckFromProto(proto.admission_check());
+    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

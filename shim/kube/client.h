@@ -1,0 +1,200 @@
+#pragma once
+
+// A small client of the Kubernetes REST API, for the resources the shim
+// uses (batch/v1 Jobs, v1 Events and PodTemplates, autoscaling.x-k8s.io/v1
+// ProvisioningRequests). Objects are plain JSON as the API server sends
+// them; the shim reads and writes only the fields it owns.
+//
+// Errors map HTTP statuses to absl codes so callers can tell them apart:
+//   404 NotFound               -> NOT_FOUND
+//   409 AlreadyExists (create) -> ALREADY_EXISTS
+//   409 Conflict (stale resourceVersion on update) -> ABORTED
+//   410 Gone (expired resourceVersion, also as a watch ERROR event)
+//                              -> OUT_OF_RANGE
+//   400 / 422 Invalid          -> INVALID_ARGUMENT
+//   401                        -> UNAUTHENTICATED
+//   403                        -> PERMISSION_DENIED
+//   429, 5xx, connection/TLS failures, after the retries -> UNAVAILABLE
+// Messages carry the method, the path and the API server's Status message.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+
+namespace kq::shim::kube {
+
+using json = nlohmann::json;
+
+// How to reach and authenticate to the API server.
+struct Config {
+  // "https://host:port" (http:// is accepted for tests).
+  std::string server;
+  // PEM CA bundle that signs the server's certificate: a file or the data.
+  std::string certificate_authority_file;
+  std::string certificate_authority_data;
+  // Client certificate authentication (PEM), file or data.
+  std::string client_certificate_file;
+  std::string client_certificate_data;
+  std::string client_key_file;
+  std::string client_key_data;
+  // Bearer token, or a file holding it (re-read on every request, as
+  // projected service-account tokens rotate).
+  std::string bearer_token;
+  std::string bearer_token_file;
+  bool insecure_skip_tls_verify = false;
+  // The context's namespace ("default" when unset).
+  std::string default_namespace = "default";
+};
+
+// In-cluster configuration: KUBERNETES_SERVICE_HOST/PORT and the service
+// account's token, ca.crt and namespace under `secret_dir`.
+absl::StatusOr<Config> LoadInClusterConfig(
+    const std::string& secret_dir =
+        "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// A kubeconfig file (YAML): `context` or the file's current-context; its
+// cluster (server, certificate-authority[-data],
+// insecure-skip-tls-verify), user (token, tokenFile, client-certificate
+// [-data], client-key[-data]) and namespace. Relative file paths are
+// resolved against the kubeconfig's directory. INVALID_ARGUMENT naming the
+// field for anything missing or malformed; exec/auth-provider users are
+// refused with UNIMPLEMENTED.
+absl::StatusOr<Config> LoadKubeconfig(const std::string& path,
+                                      const std::string& context = "");
+
+// One resource type of the API, e.g. {"batch", "v1", "jobs", true}.
+struct Resource {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string plural;
+  bool namespaced = true;
+};
+
+inline const Resource kJobs{"batch", "v1", "jobs", true};
+inline const Resource kPods{"", "v1", "pods", true};
+inline const Resource kEvents{"", "v1", "events", true};
+inline const Resource kPodTemplates{"", "v1", "podtemplates", true};
+inline const Resource kProvisioningRequests{"autoscaling.x-k8s.io", "v1",
+                                            "provisioningrequests", true};
+
+// "/apis/batch/v1/namespaces/ns/jobs[/name]" (core: "/api/v1/...").
+// Empty namespace on a namespaced resource means all namespaces.
+std::string ResourcePath(const Resource& resource, const std::string& ns,
+                         const std::string& name = "");
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  // Page size; 0 asks for everything at once. List follows `continue`
+  // tokens itself and returns every item.
+  int64_t limit = 500;
+};
+
+struct ListResult {
+  std::vector<json> items;
+  // The list's metadata.resourceVersion: watch from here.
+  std::string resource_version;
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark };
+
+struct WatchEvent {
+  WatchEventType type;
+  json object;
+};
+
+struct WatchOptions {
+  std::string label_selector;
+  std::string field_selector;
+  // Start after this resourceVersion (from a List or the last event).
+  std::string resource_version;
+  bool allow_watch_bookmarks = true;
+  // The server ends the stream after this long (timeoutSeconds); Watch
+  // then returns OK and the caller watches again from the last version.
+  absl::Duration timeout = absl::Minutes(5);
+  // Checked while the stream is idle or between events; when it becomes
+  // true, Watch returns CANCELLED within about 100 ms.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+enum class PatchType {
+  kJsonPatch,       // application/json-patch+json (RFC 6902)
+  kMergePatch,      // application/merge-patch+json (RFC 7386)
+  kStrategicMerge,  // application/strategic-merge-patch+json
+};
+
+struct ClientOptions {
+  // Per-request timeout (not for Watch, which uses WatchOptions::timeout).
+  absl::Duration request_timeout = absl::Seconds(30);
+  // Retries of 429/5xx/connection failures with exponential backoff
+  // (jittered), for every verb: writes are made safe to repeat by their
+  // resourceVersion preconditions, patches or names.
+  int max_attempts = 5;
+  absl::Duration initial_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(5);
+  std::string user_agent = "kq-k8s-shim";
+};
+
+// Thread-safe: each call uses its own connection handle (connections are
+// pooled and reused).
+class Client {
+ public:
+  static absl::StatusOr<std::unique_ptr<Client>> Create(
+      Config config, ClientOptions options = {});
+  virtual ~Client() = default;
+
+  // GET /version: the server's gitVersion ("v1.30.0").
+  virtual absl::StatusOr<std::string> ServerVersion() = 0;
+
+  virtual absl::StatusOr<json> Get(const Resource& resource,
+                                   const std::string& ns,
+                                   const std::string& name) = 0;
+  virtual absl::StatusOr<ListResult> List(const Resource& resource,
+                                          const std::string& ns,
+                                          const ListOptions& options = {}) = 0;
+  // Streams events (chunked JSON, one object per line) to `on_event` until
+  // the server ends the stream (OK), `on_event` returns false (OK), stop
+  // is set (CANCELLED), or an error (410 -> OUT_OF_RANGE: list again).
+  // BOOKMARK events carry only metadata.resourceVersion.
+  virtual absl::Status Watch(
+      const Resource& resource, const std::string& ns,
+      const WatchOptions& options,
+      const std::function<bool(const WatchEvent&)>& on_event) = 0;
+  virtual absl::StatusOr<json> Create(const Resource& resource,
+                                      const std::string& ns,
+                                      const json& object) = 0;
+  // PUT: `object` carries metadata.resourceVersion, so a stale write fails
+  // with ABORTED instead of overwriting.
+  virtual absl::StatusOr<json> Update(const Resource& resource,
+                                      const std::string& ns,
+                                      const json& object) = 0;
+  virtual absl::StatusOr<json> Patch(const Resource& resource,
+                                     const std::string& ns,
+                                     const std::string& name, PatchType type,
+                                     const json& patch) = 0;
+  // DELETE with propagationPolicy=Background; with `uid`, a precondition
+  // so only that incarnation of the name is deleted. NOT_FOUND if absent.
+  virtual absl::Status Delete(const Resource& resource, const std::string& ns,
+                              const std::string& name,
+                              const std::string& uid = "") = 0;
+};
+
+// Records a core/v1 Event about `involved` (any object with apiVersion,
+// kind and metadata), as `kubectl describe` shows it: type "Normal" or
+// "Warning", a CamelCase reason and a message. Source component
+// "kq-k8s-shim". Best effort is the caller's choice: the status says
+// whether it was stored.
+absl::Status RecordEvent(Client& client, const json& involved,
+                         const std::string& type, const std::string& reason,
+                         const std::string& message);
+
+}  // namespace kq::shim::kube
