@@ -15,7 +15,13 @@
 //   401                        -> UNAUTHENTICATED
 //   403                        -> PERMISSION_DENIED
 //   429, 5xx, connection/TLS failures, after the retries -> UNAVAILABLE
-// Messages carry the method, the path and the API server's Status message.
+//   (a server certificate the configured CA does not verify is UNAVAILABLE
+//   at once, without retries: another attempt cannot fix it)
+//   405 -> UNIMPLEMENTED, 412 -> FAILED_PRECONDITION, 406/413/415 ->
+//   INVALID_ARGUMENT, any other status -> UNKNOWN
+// Messages carry the method, the path and the API server's Status message
+// and reason, e.g. `PUT /apis/batch/v1/namespaces/ns/jobs/a: Operation
+// cannot be fulfilled ... (HTTP 409 Conflict)`.
 
 #include <atomic>
 #include <cstdint>
@@ -56,7 +62,13 @@ struct Config {
 };
 
 // In-cluster configuration: KUBERNETES_SERVICE_HOST/PORT and the service
-// account's token, ca.crt and namespace under `secret_dir`.
+// account's token, ca.crt and namespace under `secret_dir`, as client-go's
+// rest.InClusterConfig: the server is https://HOST:PORT (an IPv6 HOST
+// bracketed), the token is read from `secret_dir`/token on every request,
+// ca.crt is used when present (the system's CAs otherwise) and the
+// namespace file sets default_namespace when present. FAILED_PRECONDITION
+// when the variables are unset (not in a cluster) or the token file is
+// unreadable.
 absl::StatusOr<Config> LoadInClusterConfig(
     const std::string& secret_dir =
         "/var/run/secrets/kubernetes.io/serviceaccount");
@@ -65,9 +77,12 @@ absl::StatusOr<Config> LoadInClusterConfig(
 // cluster (server, certificate-authority[-data],
 // insecure-skip-tls-verify), user (token, tokenFile, client-certificate
 // [-data], client-key[-data]) and namespace. Relative file paths are
-// resolved against the kubeconfig's directory. INVALID_ARGUMENT naming the
-// field for anything missing or malformed; exec/auth-provider users are
-// refused with UNIMPLEMENTED.
+// resolved against the kubeconfig's directory; inline data wins over a
+// file, and a token over a tokenFile. INVALID_ARGUMENT naming the field
+// for anything missing or malformed, e.g. `contexts[name="x"].context.
+// cluster: cluster "y" not found`; exec, auth-provider and basic-auth
+// (username/password) users are refused with UNIMPLEMENTED; an unreadable
+// file is FAILED_PRECONDITION.
 absl::StatusOr<Config> LoadKubeconfig(const std::string& path,
                                       const std::string& context = "");
 
@@ -112,6 +127,9 @@ struct WatchEvent {
   json object;
 };
 
+// "ADDED", "MODIFIED", "DELETED" or "BOOKMARK", as on the wire (for logs).
+std::string WatchEventTypeName(WatchEventType type);
+
 struct WatchOptions {
   std::string label_selector;
   std::string field_selector;
@@ -146,6 +164,11 @@ struct ClientOptions {
 
 // Thread-safe: each call uses its own connection handle (connections are
 // pooled and reused).
+//
+// Single-object calls (Get, Create, Update, Patch, Delete) on a namespaced
+// resource with an empty `ns` use the object's metadata.namespace (Create,
+// Update) or else Config::default_namespace; List and Watch with an empty
+// `ns` span all namespaces.
 class Client {
  public:
   static absl::StatusOr<std::unique_ptr<Client>> Create(
@@ -155,9 +178,13 @@ class Client {
   // GET /version: the server's gitVersion ("v1.30.0").
   virtual absl::StatusOr<std::string> ServerVersion() = 0;
 
+  // INVALID_ARGUMENT for an empty name.
   virtual absl::StatusOr<json> Get(const Resource& resource,
                                    const std::string& ns,
                                    const std::string& name) = 0;
+  // Items get the apiVersion and kind that list responses leave out. A
+  // continue token that expires between pages (410) falls back to one
+  // unpaginated list, as client-go's pager does.
   virtual absl::StatusOr<ListResult> List(const Resource& resource,
                                           const std::string& ns,
                                           const ListOptions& options = {}) = 0;
@@ -165,6 +192,9 @@ class Client {
   // the server ends the stream (OK), `on_event` returns false (OK), stop
   // is set (CANCELLED), or an error (410 -> OUT_OF_RANGE: list again).
   // BOOKMARK events carry only metadata.resourceVersion.
+  // Failures before the stream starts are retried like other calls; a
+  // connection that breaks mid-stream is UNAVAILABLE (watch again from the
+  // last resourceVersion seen). Malformed events are INTERNAL.
   virtual absl::Status Watch(
       const Resource& resource, const std::string& ns,
       const WatchOptions& options,

@@ -1,0 +1,864 @@
+#!/usr/bin/python3
+"""Checks deploy/ against the binaries it runs and against itself.
+
+The manifests and units are only ever applied on real clusters and machines,
+never here, so every mistake that can be caught without one is caught here:
+a flag kqd does not accept, a port or path that does not line up between
+the objects that must agree on it, a file kustomize would not apply, RBAC
+that grew by accident, a unit systemd would half-ignore.
+
+Environment (set by tests/deploy/CMakeLists.txt):
+  DEPLOY_DIR    the repository's deploy/ directory
+  KQD           the built kqd
+  KQ_K8S_SHIM   the built kq-k8s-shim (unset until it exists: its checks skip)
+  KQ_VERSION    the project version (the image tag the manifests use)
+
+Run one group with e.g. `deploy_test.py KubernetesTest`.
+"""
+
+import base64
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import yaml
+
+DEPLOY = os.environ["DEPLOY_DIR"]
+KQD = os.environ["KQD"]
+SHIM = os.environ.get("KQ_K8S_SHIM", "")
+VERSION = os.environ.get("KQ_VERSION", "")
+
+KUBE_DIRS = [os.path.join(DEPLOY, "kubernetes"),
+             os.path.join(DEPLOY, "kubernetes-cert-manager")]
+NAMESPACE = "kq-system"
+
+# (apiVersion, kind) -> namespaced. Anything else in deploy/ is a mistake or
+# a new kind that should be added here on purpose.
+KNOWN_KINDS = {
+    ("v1", "Namespace"): False,
+    ("v1", "ServiceAccount"): True,
+    ("v1", "Service"): True,
+    ("v1", "ConfigMap"): True,
+    ("apps/v1", "StatefulSet"): True,
+    ("apps/v1", "Deployment"): True,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): False,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): False,
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
+        False,
+    ("cert-manager.io/v1", "Issuer"): True,
+    ("cert-manager.io/v1", "Certificate"): True,
+}
+KUSTOMIZATION = ("kustomize.config.k8s.io/v1beta1", "Kustomization")
+# Files a configMapGenerator turns into ConfigMap data, not objects.
+GENERATOR_KINDS = {("config.kueue.x-k8s.io/v1beta1", "Configuration"),
+                   ("config.kueue.x-k8s.io/v1beta2", "Configuration")}
+
+# The shim's ClusterRole, exactly. Growing it is a decision: change this
+# table and the comment justifying the verb in shim-clusterrole.yaml.
+EXPECTED_RBAC = {
+    ("batch", "jobs"): {"get", "list", "watch", "update", "patch"},
+    ("batch", "jobs/status"): {"get"},
+    ("", "events"): {"create", "patch"},
+    ("", "podtemplates"): {"create", "get", "list", "watch", "delete"},
+    ("autoscaling.x-k8s.io", "provisioningrequests"):
+        {"create", "get", "list", "watch", "delete"},
+    ("autoscaling.x-k8s.io", "provisioningrequests/status"): {"get"},
+}
+
+WEBHOOK_PATH = "/mutate-batch-v1-job"
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def help_flags(binary):
+    """The long flags `binary --help` lists."""
+    out = subprocess.run([binary, "--help"], capture_output=True, text=True,
+                         timeout=30, check=True).stdout
+    flags = set(re.findall(r"(?m)^\s+(?:-\w,)?(--[a-z0-9][a-z0-9-]*)", out))
+    if "--help" not in flags:
+        raise AssertionError(f"{binary} --help: no flags found in:\n{out}")
+    return flags
+
+
+def flag_values(args):
+    """{--flag: value} of --flag=value and --flag value arguments."""
+    values = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("--"):
+            if "=" in arg:
+                name, value = arg.split("=", 1)
+            elif i + 1 < len(args) and not args[i + 1].startswith("--"):
+                name, value = arg, args[i + 1]
+                i += 1
+            else:
+                name, value = arg, ""
+            values[name] = value
+        i += 1
+    return values
+
+
+def load_documents(directory):
+    """[(file name, document)] of every YAML file in directory."""
+    docs = []
+    for name in sorted(os.listdir(directory)):
+        if name.endswith((".yaml", ".yml")):
+            with open(os.path.join(directory, name)) as f:
+                for doc in yaml.safe_load_all(f):
+                    if doc is not None:
+                        docs.append((name, doc))
+    return docs
+
+
+def kind_key(doc):
+    return (doc.get("apiVersion"), doc.get("kind"))
+
+
+class Kustomization:
+    """A directory's kustomization.yaml: its resources and the files its
+    configMapGenerators read ({ConfigMap name: {key: file name}})."""
+
+    def __init__(self, directory):
+        with open(os.path.join(directory, "kustomization.yaml")) as f:
+            self.doc = yaml.safe_load(f)
+        self.resources = self.doc.get("resources", [])
+        self.generated = {}
+        for gen in self.doc.get("configMapGenerator", []):
+            files = {}
+            for entry in gen.get("files", []):
+                key, _, name = entry.rpartition("=")
+                files[key or os.path.basename(name)] = name
+            self.generated[gen["name"]] = files
+
+    def generator_files(self):
+        return {name for files in self.generated.values()
+                for name in files.values()}
+
+
+class Manifests:
+    """deploy/kubernetes's objects, looked up by kind and name."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.kustomization = Kustomization(directory)
+        generator_files = self.kustomization.generator_files()
+        self.docs = [doc for name, doc in load_documents(directory)
+                     if kind_key(doc) != KUSTOMIZATION and
+                     name not in generator_files]
+
+    def all(self, kind):
+        return [d for d in self.docs if d["kind"] == kind]
+
+    def one(self, kind, name=None):
+        found = [d for d in self.all(kind)
+                 if name is None or d["metadata"]["name"] == name]
+        if len(found) != 1:
+            raise AssertionError(f"want exactly one {kind} {name or ''}, "
+                                 f"found {len(found)}")
+        return found[0]
+
+
+def container(workload, name):
+    for c in workload["spec"]["template"]["spec"]["containers"]:
+        if c["name"] == name:
+            return c
+    raise AssertionError(
+        f"no container {name} in {workload['metadata']['name']}")
+
+
+def container_port(c, port):
+    """A Service targetPort or probe port (number or name) -> number."""
+    if isinstance(port, int):
+        return port
+    for p in c.get("ports", []):
+        if p.get("name") == port:
+            return p["containerPort"]
+    raise AssertionError(f"container {c['name']} has no port named {port}")
+
+
+def selects(selector, labels):
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def kubectl():
+    return shutil.which("kubectl")
+
+
+def kustomize(directory):
+    out = subprocess.run([kubectl(), "kustomize", directory],
+                         capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise AssertionError(f"kubectl kustomize {directory}:\n{out.stderr}")
+    return [d for d in yaml.safe_load_all(out.stdout) if d is not None]
+
+
+class KqdProcess:
+    """kqd started with a manifest's or unit's arguments, bound to loopback."""
+
+    def __init__(self, args, data_dir, config=None):
+        self.work = tempfile.mkdtemp(prefix="kq-deploy-test-")
+        self.port_file = os.path.join(self.work, "port")
+        self.log = open(os.path.join(self.work, "kqd.log"), "w+")
+        argv = [KQD]
+        for arg in args:
+            name = arg.split("=", 1)[0]
+            if name == "--listen":
+                arg = "--listen=127.0.0.1:0"
+            elif name == "--data-dir":
+                arg = f"--data-dir={data_dir}"
+            elif name == "--config" and config is not None:
+                arg = f"--config={config}"
+            argv.append(arg)
+        argv.append(f"--port-file={self.port_file}")
+        self.argv = argv
+        self.proc = subprocess.Popen(argv, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def wait_port(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(
+                    f"{self.argv} exited {self.proc.returncode}:\n"
+                    f"{self.output()}")
+            if os.path.exists(self.port_file):
+                with open(self.port_file) as f:
+                    return int(f.read().strip())
+            time.sleep(0.05)
+        raise AssertionError(f"kqd did not listen within {timeout} s:\n"
+                             f"{self.output()}")
+
+    def output(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+        return self.proc.returncode
+
+
+def grpc_health_check(port):
+    """grpc.health.v1.Health/Check for the server ("") -> raw response bytes,
+    or None when the grpc module is missing."""
+    try:
+        import grpc  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        check = channel.unary_unary("/grpc.health.v1.Health/Check",
+                                    request_serializer=lambda b: b,
+                                    response_deserializer=lambda b: b)
+        return check(b"", timeout=10)
+
+
+# HealthCheckResponse{status: SERVING}: field 1, varint 1.
+HEALTH_SERVING = b"\x08\x01"
+
+
+class KubernetesTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.m = Manifests(KUBE_DIRS[0])
+        cls.kqd_flags = help_flags(KQD)
+        cls.kqd = cls.m.one("StatefulSet", "kqd")
+        cls.kqd_container = container(cls.kqd, "kqd")
+        cls.kqd_args = flag_values(cls.kqd_container["args"])
+        cls.shim = cls.m.one("Deployment", "kq-k8s-shim")
+        cls.shim_container = container(cls.shim, "kq-k8s-shim")
+        cls.shim_args = flag_values(cls.shim_container["args"])
+
+    def test_every_document_is_a_known_kind(self):
+        for directory in KUBE_DIRS:
+            generator_files = Kustomization(directory).generator_files()
+            for name, doc in load_documents(directory):
+                with self.subTest(file=os.path.relpath(
+                    os.path.join(directory, name), DEPLOY)):
+                    self.assertTrue(name.endswith(".yaml"), "use .yaml")
+                    self.assertIn("apiVersion", doc)
+                    self.assertIn("kind", doc)
+                    key = kind_key(doc)
+                    if key == KUSTOMIZATION:
+                        self.assertEqual(name, "kustomization.yaml")
+                        continue
+                    if name in generator_files:
+                        self.assertIn(key, GENERATOR_KINDS)
+                        continue
+                    self.assertIn(key, KNOWN_KINDS)
+                    meta = doc.get("metadata", {})
+                    self.assertTrue(meta.get("name"))
+                    if KNOWN_KINDS[key]:
+                        self.assertEqual(meta.get("namespace"), NAMESPACE)
+                    else:
+                        self.assertNotIn("namespace", meta)
+                    labels = meta.get("labels", {})
+                    self.assertEqual(labels.get("app.kubernetes.io/part-of"),
+                                     "kq")
+
+    def test_kustomization_lists_every_file(self):
+        for directory in KUBE_DIRS:
+            with self.subTest(directory=os.path.relpath(directory, DEPLOY)):
+                k = Kustomization(directory)
+                self.assertEqual(kind_key(k.doc), KUSTOMIZATION)
+                resources = k.resources
+                self.assertEqual(len(resources), len(set(resources)),
+                                 "duplicates")
+                listed = k.generator_files()
+                self.assertFalse(listed & set(resources))
+                for name in listed:
+                    self.assertTrue(
+                        os.path.isfile(os.path.join(directory, name)), name)
+                for r in resources:
+                    path = os.path.normpath(os.path.join(directory, r))
+                    self.assertTrue(os.path.exists(path),
+                                    f"{r} does not exist")
+                    if os.path.isfile(path):
+                        listed.add(r)
+                on_disk = {n for n in os.listdir(directory)
+                           if n.endswith((".yaml", ".yml")) and
+                           n != "kustomization.yaml"}
+                self.assertEqual(on_disk, listed)
+
+    @unittest.skipUnless(kubectl(), "kubectl not installed")
+    def test_kustomize_builds_exactly_the_files(self):
+        built = kustomize(KUBE_DIRS[0])
+        generated = self.m.kustomization.generated
+        want = [(d["kind"], d["metadata"]["name"]) for d in self.m.docs]
+        want += [("ConfigMap", name) for name in generated]
+
+        def unhashed(d):
+            # Generated ConfigMaps get "-<content hash>" appended.
+            name = d["metadata"]["name"]
+            if d["kind"] == "ConfigMap":
+                base = name.rsplit("-", 1)[0]
+                if base in generated:
+                    self.assertEqual(set(d["data"]), set(generated[base]))
+                    return (d["kind"], base)
+            return (d["kind"], name)
+
+        self.assertEqual(sorted(unhashed(d) for d in built), sorted(want))
+        (sts,) = [d for d in built if d["kind"] == "StatefulSet"]
+        (cm,) = [d for d in built if d["kind"] == "ConfigMap"]
+        self.assertIn(
+            cm["metadata"]["name"],
+            [v["configMap"]["name"]
+             for v in sts["spec"]["template"]["spec"]["volumes"]
+             if "configMap" in v])
+        for d in built:
+            for c in d.get("spec", {}).get("template", {}).get("spec", {}).get(
+                "containers", []):
+                with self.subTest(image_of=d["metadata"]["name"]):
+                    self.assertEqual(c["image"], f"kq:{VERSION}")
+
+    @unittest.skipUnless(kubectl(), "kubectl not installed")
+    def test_cert_manager_overlay_wires_certificate_to_webhook(self):
+        built = kustomize(KUBE_DIRS[1])
+        by_kind = {}
+        for d in built:
+            by_kind.setdefault(d["kind"], []).append(d)
+        (cert,) = by_kind["Certificate"]
+        (issuer,) = by_kind["Issuer"]
+        (hook,) = by_kind["MutatingWebhookConfiguration"]
+        self.assertEqual(cert["spec"]["issuerRef"], {
+            "kind": "Issuer", "name": issuer["metadata"]["name"]})
+        self.assertEqual(
+            hook["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+            f"{cert['metadata']['namespace']}/{cert['metadata']['name']}")
+        for webhook in hook["webhooks"]:
+            self.assertNotIn("caBundle", webhook["clientConfig"])
+            service = webhook["clientConfig"]["service"]
+            self.assertIn(f"{service['name']}.{service['namespace']}.svc",
+                          cert["spec"]["dnsNames"])
+        self.assertEqual(cert["spec"]["secretName"], self.shim_cert_secret())
+
+    def shim_cert_secret(self):
+        mount = self.shim_cert_mount()
+        for v in self.shim["spec"]["template"]["spec"]["volumes"]:
+            if v["name"] == mount["name"]:
+                return v["secret"]["secretName"]
+        raise AssertionError(f"no volume {mount['name']}")
+
+    def shim_cert_mount(self):
+        cert_dir = os.path.dirname(self.shim_args["--webhook-cert"])
+        for m in self.shim_container["volumeMounts"]:
+            if m["mountPath"] == cert_dir:
+                return m
+        raise AssertionError(f"nothing mounted at {cert_dir}")
+
+    def test_clusterrole_grants_exactly_what_the_shim_needs(self):
+        role = self.m.one("ClusterRole", "kq-k8s-shim")
+        granted = {}
+        for rule in role["rules"]:
+            self.assertFalse(set(rule) - {"apiGroups", "resources", "verbs"},
+                             f"unexpected rule fields in {rule}")
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    granted.setdefault((group, resource), set()).update(
+                        rule["verbs"])
+        self.assertEqual(granted, EXPECTED_RBAC)
+        self.assertEqual(self.m.all("Role"), [])
+
+    def test_clusterrolebinding_binds_the_shims_serviceaccount(self):
+        binding = self.m.one("ClusterRoleBinding", "kq-k8s-shim")
+        sa = self.m.one("ServiceAccount")
+        self.assertEqual(binding["roleRef"], {
+            "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+            "name": self.m.one("ClusterRole")["metadata"]["name"]})
+        self.assertEqual(binding["subjects"], [{
+            "kind": "ServiceAccount", "name": sa["metadata"]["name"],
+            "namespace": sa["metadata"]["namespace"]}])
+        pod = self.shim["spec"]["template"]["spec"]
+        self.assertEqual(pod["serviceAccountName"], sa["metadata"]["name"])
+
+    def test_kqd_args_are_flags_kqd_accepts(self):
+        self.assertEqual(self.kqd_container["command"], ["/usr/local/bin/kqd"])
+        for arg in self.kqd_container["args"]:
+            if arg.startswith("--"):
+                with self.subTest(arg=arg):
+                    self.assertIn(arg.split("=", 1)[0], self.kqd_flags)
+
+    def test_shim_args_are_flags_the_shim_accepts(self):
+        self.assertEqual(self.shim_container["command"],
+                         ["/usr/local/bin/kq-k8s-shim"])
+        if not SHIM:
+            self.skipTest("kq-k8s-shim is not built yet (shim/main.cc)")
+        flags = help_flags(SHIM)
+        for arg in self.shim_container["args"]:
+            if arg.startswith("--"):
+                with self.subTest(arg=arg):
+                    self.assertIn(arg.split("=", 1)[0], flags)
+
+    def test_pods_meet_the_restricted_pod_security_standard(self):
+        ns = self.m.one("Namespace", NAMESPACE)
+        self.assertEqual(
+            ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+            "restricted")
+        allowed_volumes = {"configMap", "secret", "emptyDir",
+                           "persistentVolumeClaim", "projected",
+                           "downwardAPI", "csi", "ephemeral"}
+        for workload in (self.kqd, self.shim):
+            pod = workload["spec"]["template"]["spec"]
+            with self.subTest(workload=workload["metadata"]["name"]):
+                self.assertTrue(pod["securityContext"]["runAsNonRoot"])
+                self.assertNotEqual(pod["securityContext"]["runAsUser"], 0)
+                self.assertEqual(
+                    pod["securityContext"]["seccompProfile"]["type"],
+                    "RuntimeDefault")
+                for v in pod.get("volumes", []):
+                    self.assertTrue(set(v) - {"name"} <= allowed_volumes, v)
+                for c in pod["containers"]:
+                    ctx = c["securityContext"]
+                    self.assertIs(ctx["allowPrivilegeEscalation"], False)
+                    self.assertEqual(ctx["capabilities"], {"drop": ["ALL"]})
+                    self.assertTrue(ctx["readOnlyRootFilesystem"])
+                    self.assertNotIn("hostPort", str(c.get("ports")))
+
+    def test_kqd_is_one_replica_with_its_database_on_the_claim(self):
+        spec = self.kqd["spec"]
+        self.assertEqual(spec["replicas"], 1)
+        (claim,) = spec["volumeClaimTemplates"]
+        self.assertEqual(claim["spec"]["accessModes"], ["ReadWriteOnce"])
+        mounts = {m["name"]: m for m in self.kqd_container["volumeMounts"]}
+        self.assertEqual(mounts[claim["metadata"]["name"]]["mountPath"],
+                         self.kqd_args["--data-dir"])
+        self.assertEqual(self.kqd_container["image"],
+                         self.shim_container["image"])
+        self.assertEqual(self.kqd_container["image"], f"kq:{VERSION}")
+
+    def test_kqd_config_file_is_the_configmap(self):
+        config = self.kqd_args["--config"]
+        mounts = {m["mountPath"]: m
+                  for m in self.kqd_container["volumeMounts"]}
+        mount = mounts[os.path.dirname(config)]
+        volumes = {v["name"]: v for v in self.kqd["spec"]["template"]["spec"][
+            "volumes"]}
+        cm_name = volumes[mount["name"]]["configMap"]["name"]
+        files = self.m.kustomization.generated[cm_name]
+        with open(os.path.join(self.m.directory,
+                               files[os.path.basename(config)])) as f:
+            configuration = yaml.safe_load(f)
+        self.assertIn(kind_key(configuration), GENERATOR_KINDS)
+
+    def test_kqd_port_service_and_probes_agree(self):
+        port = int(self.kqd_args["--listen"].rsplit(":", 1)[1])
+        self.assertEqual(container_port(self.kqd_container, "grpc"), port)
+        labels = self.kqd["spec"]["template"]["metadata"]["labels"]
+        self.assertTrue(selects(self.kqd["spec"]["selector"]["matchLabels"],
+                                labels))
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            with self.subTest(probe=probe):
+                self.assertEqual(
+                    self.kqd_container[probe]["grpc"]["port"], port)
+        for svc_name in ("kqd", self.kqd["spec"]["serviceName"]):
+            with self.subTest(service=svc_name):
+                svc = self.m.one("Service", svc_name)
+                self.assertTrue(selects(svc["spec"]["selector"], labels))
+                (svc_port,) = svc["spec"]["ports"]
+                self.assertEqual(
+                    container_port(self.kqd_container,
+                                   svc_port["targetPort"]), port)
+        headless = self.m.one("Service", self.kqd["spec"]["serviceName"])
+        self.assertEqual(headless["spec"]["clusterIP"], "None")
+
+    def test_shim_reaches_kqd_through_its_service(self):
+        svc = self.m.one("Service", "kqd")
+        (svc_port,) = svc["spec"]["ports"]
+        self.assertEqual(
+            self.shim_args["--kqd"],
+            f"{svc['metadata']['name']}.{svc['metadata']['namespace']}.svc:"
+            f"{svc_port['port']}")
+
+    def test_webhook_path_and_port_match_the_shim_service(self):
+        hook = self.m.one("MutatingWebhookConfiguration")
+        (webhook,) = hook["webhooks"]
+        ref = webhook["clientConfig"]["service"]
+        self.assertEqual(ref["path"], WEBHOOK_PATH)
+        svc = self.m.one("Service", ref["name"])
+        self.assertEqual(svc["metadata"]["namespace"], ref["namespace"])
+        labels = self.shim["spec"]["template"]["metadata"]["labels"]
+        self.assertTrue(selects(svc["spec"]["selector"], labels))
+        self.assertTrue(selects(self.shim["spec"]["selector"]["matchLabels"],
+                                labels))
+        ports = {p["port"]: p for p in svc["spec"]["ports"]}
+        self.assertIn(ref.get("port", 443), ports)
+        target = container_port(self.shim_container,
+                                ports[ref.get("port", 443)]["targetPort"])
+        self.assertEqual(target, int(self.shim_args["--webhook-port"]))
+        # The certificate and key the flags name are in the mounted Secret.
+        mount = self.shim_cert_mount()
+        for flag, key in (("--webhook-cert", "tls.crt"),
+                          ("--webhook-key", "tls.key")):
+            self.assertEqual(self.shim_args[flag],
+                             os.path.join(mount["mountPath"], key))
+
+    def test_shim_health_port_and_runner_id(self):
+        health = int(self.shim_args["--health-port"])
+        for probe in ("livenessProbe", "readinessProbe"):
+            with self.subTest(probe=probe):
+                port = self.shim_container[probe]["httpGet"]["port"]
+                self.assertEqual(container_port(self.shim_container, port),
+                                 health)
+        # Kubernetes expands $(VAR) in args only for variables the container
+        # defines; otherwise the shim would get the literal text.
+        env = {e["name"] for e in self.shim_container.get("env", [])}
+        for var in re.findall(r"\$\(([A-Z_]+)\)",
+                              " ".join(self.shim_container["args"])):
+            self.assertIn(var, env)
+
+    def test_webhook_configuration(self):
+        hook = self.m.one("MutatingWebhookConfiguration")
+        (webhook,) = hook["webhooks"]
+        self.assertEqual(webhook["rules"], [{
+            "apiGroups": ["batch"], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["jobs"],
+            "scope": "Namespaced"}])
+        self.assertEqual(webhook["objectSelector"], {"matchExpressions": [
+            {"key": QUEUE_NAME_LABEL, "operator": "Exists"}]})
+        self.assertEqual(webhook["sideEffects"], "None")
+        self.assertEqual(webhook["admissionReviewVersions"], ["v1"])
+        self.assertEqual(webhook["failurePolicy"], "Fail")
+        self.assertEqual(webhook["timeoutSeconds"], 10)
+        # The shim's own namespace is exempt, so a broken webhook never blocks
+        # repairing it.
+        (excluded,) = webhook["namespaceSelector"]["matchExpressions"]
+        self.assertEqual(excluded["key"], "kubernetes.io/metadata.name")
+        self.assertEqual(excluded["operator"], "NotIn")
+        self.assertIn(NAMESPACE, excluded["values"])
+        # A placeholder, but valid base64 so the object applies.
+        ca_bundle = webhook["clientConfig"]["caBundle"]
+        self.assertEqual(base64.b64decode(ca_bundle, validate=True),
+                         b"REPLACE-ME")
+
+    def test_kqd_serves_health_with_the_manifest_args(self):
+        files = self.m.kustomization.generated["kqd-config"]
+        config = os.path.join(self.m.directory, files["config.yaml"])
+        with tempfile.TemporaryDirectory() as tmp:
+            kqd = KqdProcess(self.kqd_container["args"],
+                             os.path.join(tmp, "data"), config=config)
+            try:
+                port = kqd.wait_port()
+                response = grpc_health_check(port)
+                output = kqd.output()
+            finally:
+                code = kqd.stop()
+            self.assertIn(f"configuration from {config}", output)
+            self.assertNotRegex(output, r"Z (warn|warning|error|critical) ")
+            self.assertTrue(os.path.exists(os.path.join(tmp, "data", "kq.db")))
+            self.assertEqual(code, 0, output)
+            if response is None:
+                self.skipTest(
+                    "python3-grpcio missing: health service not called")
+            self.assertEqual(response, HEALTH_SERVING)
+
+    def test_webhook_cert_script_makes_a_working_overlay(self):
+        script = os.path.join(KUBE_DIRS[0], "webhook-cert.sh")
+        hook = self.m.one("MutatingWebhookConfiguration")
+        ref = hook["webhooks"][0]["clientConfig"]["service"]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "overlay")
+            subprocess.run([script, out], check=True, capture_output=True,
+                           timeout=60)
+            ca_crt = os.path.join(out, "ca.crt")
+            tls_crt = os.path.join(out, "tls.crt")
+            verify = subprocess.run(
+                ["openssl", "verify", "-CAfile", ca_crt, tls_crt],
+                capture_output=True, text=True)
+            self.assertEqual(verify.returncode, 0, verify.stderr)
+            san = subprocess.run(
+                ["openssl", "x509", "-in", tls_crt, "-noout", "-ext",
+                 "subjectAltName"], capture_output=True, text=True,
+                check=True).stdout
+            self.assertIn(f"DNS:{ref['name']}.{ref['namespace']}.svc", san)
+            for key in ("ca.key", "tls.key"):
+                mode = os.stat(os.path.join(out, key)).st_mode
+                self.assertEqual(mode & 0o077, 0, f"{key} readable by others")
+            if not kubectl():
+                return
+            built = kustomize(out)
+            with open(os.path.join(out, "ca.crt"), "rb") as f:
+                ca = f.read()
+        (hook,) = [d for d in built
+                   if d["kind"] == "MutatingWebhookConfiguration"]
+        ca_bundle = hook["webhooks"][0]["clientConfig"]["caBundle"]
+        self.assertEqual(base64.b64decode(ca_bundle), ca)
+        (secret,) = [d for d in built if d["kind"] == "Secret"]
+        self.assertEqual(secret["type"], "kubernetes.io/tls")
+        self.assertEqual(secret["metadata"]["namespace"], NAMESPACE)
+        self.assertEqual(set(secret["data"]), {"tls.crt", "tls.key"})
+        (shim,) = [d for d in built if d["kind"] == "Deployment"]
+        mounted = [v["secret"]["secretName"]
+                   for v in shim["spec"]["template"]["spec"]["volumes"]
+                   if "secret" in v]
+        self.assertEqual(mounted, [secret["metadata"]["name"]])
+
+
+def read_unit(path):
+    """{section: [(key, value)]}, continuation lines joined."""
+    sections = {}
+    current = None
+    pending = ""
+    with open(path) as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if not pending and (not line.strip() or line.lstrip()[0] in "#;"):
+                continue
+            if line.endswith("\\"):
+                pending += line[:-1] + " "
+                continue
+            line = pending + line
+            pending = ""
+            if line.startswith("["):
+                current = sections.setdefault(line.strip("[]"), [])
+                continue
+            key, value = line.split("=", 1)
+            current.append((key.strip(), value.strip()))
+    return sections
+
+
+def unit_value(unit, section, key):
+    values = [v for k, v in unit[section] if k == key]
+    if len(values) != 1:
+        raise AssertionError(f"want one {key} in [{section}], got {values}")
+    return values[0]
+
+
+def exec_start_argv(unit):
+    """ExecStart as argv, with the Environment= defaults expanded the way
+    systemd does: ${VAR} one word, $VAR split on whitespace, unset empty."""
+    env = {}
+    for key, value in unit["Service"]:
+        if key == "Environment":
+            name, val = value.split("=", 1)
+            env[name] = val
+    argv = []
+    for word in shlex.split(unit_value(unit, "Service", "ExecStart")):
+        whole = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)", word)
+        if whole:
+            argv.extend(env.get(whole.group(1), "").split())
+            continue
+        argv.append(re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}",
+                           lambda m: env.get(m.group(1), ""), word))
+    return argv
+
+
+class SystemdTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.units = os.path.join(DEPLOY, "systemd")
+        cls.kqd_unit = read_unit(os.path.join(cls.units, "kqd.service"))
+        cls.shim_unit = read_unit(
+            os.path.join(cls.units, "kq-k8s-shim.service"))
+
+    def test_kqd_unit_runs_kqd_with_flags_it_accepts(self):
+        argv = exec_start_argv(self.kqd_unit)
+        self.assertEqual(argv[0], "/usr/local/bin/kqd")
+        flags = help_flags(KQD)
+        for arg in argv[1:]:
+            with self.subTest(arg=arg):
+                self.assertTrue(arg.startswith("--"))
+                self.assertIn(arg.split("=", 1)[0], flags)
+        values = flag_values(argv[1:])
+        state = unit_value(self.kqd_unit, "Service", "StateDirectory")
+        self.assertEqual(values["--data-dir"], f"/var/lib/{state}")
+        # kqd has no authentication: loopback unless the operator opens it.
+        self.assertTrue(values["--listen"].startswith("127.0.0.1:"))
+
+    def test_kqd_unit_is_type_simple_because_kqd_never_notifies(self):
+        self.assertEqual(unit_value(self.kqd_unit, "Service", "Type"),
+                         "simple")
+        server = os.path.join(DEPLOY, "..", "server")
+        self.assertTrue(os.path.isdir(server), server)
+        found = subprocess.run(["grep", "-rl", "sd_notify", server],
+                               capture_output=True, text=True).stdout
+        self.assertEqual(found, "", "kqd calls sd_notify now: use Type=notify")
+
+    def test_kqd_unit_hardening(self):
+        service = dict(self.kqd_unit["Service"])
+        want = {"User": "kq", "NoNewPrivileges": "yes",
+                "ProtectSystem": "strict", "ProtectHome": "yes",
+                "PrivateTmp": "yes", "Restart": "on-failure"}
+        for key, value in want.items():
+            with self.subTest(key=key):
+                self.assertEqual(service.get(key), value)
+        self.assertIn("LimitNOFILE", service)
+        # ProtectSystem=strict leaves only the StateDirectory writable; no
+        # ReadWritePaths widening it.
+        self.assertNotIn("ReadWritePaths", service)
+
+    def test_kqd_starts_with_the_units_command_line(self):
+        argv = exec_start_argv(self.kqd_unit)
+        with tempfile.TemporaryDirectory() as tmp:
+            kqd = KqdProcess(argv[1:], os.path.join(tmp, "data"))
+            try:
+                port = kqd.wait_port()
+                response = grpc_health_check(port)
+            finally:
+                code = kqd.stop()
+            self.assertEqual(code, 0)
+            if response is not None:
+                self.assertEqual(response, HEALTH_SERVING)
+
+    def test_shim_unit_flags(self):
+        argv = exec_start_argv(self.shim_unit)
+        self.assertEqual(argv[0], "/usr/local/bin/kq-k8s-shim")
+        if not SHIM:
+            self.skipTest("kq-k8s-shim is not built yet (shim/main.cc)")
+        flags = help_flags(SHIM)
+        for arg in argv[1:]:
+            with self.subTest(arg=arg):
+                self.assertIn(arg.split("=", 1)[0], flags)
+
+    @unittest.skipUnless(shutil.which("systemd-analyze"),
+                         "systemd-analyze not installed")
+    def test_systemd_analyze_verify_is_silent(self):
+        # verify also checks that ExecStart is executable: point it at the
+        # built binaries (kq stands in for a shim not built yet). It exits 0 on
+        # unknown keys and bad values, so any output is a failure.
+        binaries = {"/usr/local/bin/kqd": KQD,
+                    "/usr/local/bin/kq-k8s-shim":
+                        SHIM or os.path.join(os.path.dirname(KQD), "kq")}
+        for name in ("kqd.service", "kq-k8s-shim.service"):
+            with self.subTest(unit=name), tempfile.TemporaryDirectory() as tmp:
+                with open(os.path.join(self.units, name)) as f:
+                    text = f.read()
+                for installed, built in binaries.items():
+                    text = text.replace(installed, built)
+                path = os.path.join(tmp, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                out = subprocess.run(["systemd-analyze", "verify", path],
+                                     capture_output=True, text=True,
+                                     timeout=60)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                self.assertEqual(out.stdout + out.stderr, "")
+
+
+class ImageTest(unittest.TestCase):
+
+    def dockerfile(self):
+        with open(os.path.join(DEPLOY, "Dockerfile")) as f:
+            return f.read()
+
+    def test_runtime_packages_cover_every_library_kqd_loads(self):
+        script = os.path.join(DEPLOY, "runtime-packages.sh")
+        kq = os.path.join(os.path.dirname(KQD), "kq")
+        packages = subprocess.run([script, KQD, kq], capture_output=True,
+                                  text=True, check=True,
+                                  timeout=120).stdout.split()
+        self.assertEqual(packages, sorted(set(packages)))
+        ldd = subprocess.run(["ldd", KQD], capture_output=True, text=True,
+                             check=True).stdout
+        for lib in ("libsqlite3", "libgrpc++", "libprotobuf"):
+            with self.subTest(lib=lib):
+                path = re.search(rf"=> (\S*/{re.escape(lib)}[^ ]*)",
+                                 ldd).group(1)
+                owner = subprocess.run(
+                    ["dpkg-query", "-S", os.path.basename(path)],
+                    capture_output=True, text=True,
+                    check=True).stdout.split(":", 1)[0]
+                self.assertIn(owner, packages)
+        for p in packages:
+            status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", p],
+                                    capture_output=True, text=True).stdout
+            self.assertEqual(status, "install ok installed", p)
+
+    def test_runtime_packages_fails_on_a_non_binary(self):
+        script = os.path.join(DEPLOY, "runtime-packages.sh")
+        out = subprocess.run([script, script], capture_output=True)
+        self.assertNotEqual(out.returncode, 0)
+
+    def test_runtime_packages_fails_on_a_library_from_no_package(self):
+        # The image would lack a library that no Debian package installs.
+        script = os.path.join(DEPLOY, "runtime-packages.sh")
+        ldd = subprocess.run(["ldd", KQD], capture_output=True, text=True,
+                             check=True).stdout
+        sqlite = re.search(r"=> (\S*/libsqlite3\.so\S*)", ldd).group(1)
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copy(sqlite, tmp)
+            out = subprocess.run(
+                [script, KQD], capture_output=True, text=True,
+                env=dict(os.environ, LD_LIBRARY_PATH=tmp))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("no Debian package provides it", out.stderr)
+
+    def test_image_matches_the_manifests(self):
+        text = self.dockerfile()
+        self.assertEqual(re.findall(r"(?m)^FROM (\S+)", text),
+                         ["debian:12", "debian:12-slim"])
+        (user,) = re.findall(r"(?m)^USER (\d+):(\d+)$", text)
+        m = Manifests(KUBE_DIRS[0])
+        for workload in (m.one("StatefulSet"), m.one("Deployment")):
+            with self.subTest(workload=workload["metadata"]["name"]):
+                ctx = workload["spec"]["template"]["spec"]["securityContext"]
+                self.assertEqual(
+                    (str(ctx["runAsUser"]), str(ctx["runAsGroup"])), user)
+                for c in workload["spec"]["template"]["spec"]["containers"]:
+                    binary = os.path.basename(c["command"][0])
+                    self.assertIn(binary, re.search(r"--target ([^\\\n]+)",
+                                                    text).group(1).split())
+        cmd = re.search(r"(?m)^CMD (\[.*\])$", text).group(1)
+        argv = yaml.safe_load(cmd)
+        self.assertEqual(argv[0], "kqd")
+        flags = help_flags(KQD)
+        for arg in argv[1:]:
+            self.assertIn(arg.split("=", 1)[0], flags)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
