@@ -24,6 +24,8 @@ constexpr KindInfo kKinds[] = {
      "workloadpriorityclass.kueue.x-k8s.io", false},
     {Kind::kAdmissionCheck, "AdmissionCheck", "admissioncheck.kueue.x-k8s.io",
      false},
+    {Kind::kProvisioningRequestConfig, "ProvisioningRequestConfig",
+     "provisioningrequestconfig.kueue.x-k8s.io", false},
     {Kind::kNamespace, "Namespace", "namespace", false},
     {Kind::kWorkload, "Workload", "workload.kueue.x-k8s.io", true},
 };
@@ -56,6 +58,11 @@ constexpr Alias kAliases[] = {
     {"admissioncheck", Kind::kAdmissionCheck},
     {"admissionchecks", Kind::kAdmissionCheck},
     {"ac", Kind::kAdmissionCheck},
+    {"provisioningrequestconfig", Kind::kProvisioningRequestConfig},
+    {"provisioningrequestconfigs", Kind::kProvisioningRequestConfig},
+    {"prc", Kind::kProvisioningRequestConfig},
+    {"provreqconfig", Kind::kProvisioningRequestConfig},
+    {"provreqconfigs", Kind::kProvisioningRequestConfig},
     {"workload", Kind::kWorkload},
     {"workloads", Kind::kWorkload},
     {"wl", Kind::kWorkload},
@@ -99,7 +106,8 @@ absl::StatusOr<Kind> KindOf(const v1::ConfigObject& object) {
       return Kind::kWorkloadPriorityClass;
     case v1::ConfigObject::kAdmissionCheck:
       return Kind::kAdmissionCheck;
-    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
+    case v1::ConfigObject::kProvisioningRequestConfig:
+      return Kind::kProvisioningRequestConfig;
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -122,7 +130,8 @@ const v1::ObjectMeta& MetadataOf(const v1::ConfigObject& object) {
       return object.workload_priority_class().metadata();
     case v1::ConfigObject::kAdmissionCheck:
       return object.admission_check().metadata();
-    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
+    case v1::ConfigObject::kProvisioningRequestConfig:
+      return object.provisioning_request_config().metadata();
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -145,7 +154,8 @@ v1::ObjectMeta* MutableMetadataOf(v1::ConfigObject* object) {
       return object->mutable_workload_priority_class()->mutable_metadata();
     case v1::ConfigObject::kAdmissionCheck:
       return object->mutable_admission_check()->mutable_metadata();
-    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
+    case v1::ConfigObject::kProvisioningRequestConfig:
+      return object->mutable_provisioning_request_config()->mutable_metadata();
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

@@ -19,6 +19,7 @@ enum class Kind {
   kLocalQueue,
   kWorkloadPriorityClass,
   kAdmissionCheck,
+  kProvisioningRequestConfig,
   kNamespace,
   kWorkload,
 };

@@ -333,6 +333,74 @@ void DescribeAdmissionCheck(DescribeWriter& w, const v1::AdmissionCheck& ac) {
   WriteConditions(w, 1, ac.status().conditions());
 }
 
+void DescribeProvisioningRequestConfig(
+    DescribeWriter& w, const v1::ProvisioningRequestConfig& prc) {
+  const v1::ProvisioningRequestConfigSpec& spec = prc.spec();
+  w.Section(0, "Spec");
+  w.Field(1, "Provisioning Class Name", spec.provisioning_class_name());
+  w.MultiField(1, "Parameters", KeyValueLines(spec.parameters()));
+  w.MultiField(1, "Managed Resources",
+               std::vector<std::string>(spec.managed_resources().begin(),
+                                        spec.managed_resources().end()));
+  if (spec.has_retry_strategy()) {
+    const v1::ProvisioningRequestRetryStrategy& retry = spec.retry_strategy();
+    w.Section(1, "Retry Strategy");
+    auto optional = [](bool has, int32_t value) {
+      return has ? absl::StrCat(value) : std::string("<unset>");
+    };
+    w.Field(
+        2, "Backoff Limit Count",
+        optional(retry.has_backoff_limit_count(), retry.backoff_limit_count()));
+    w.Field(2, "Backoff Base Seconds",
+            optional(retry.has_backoff_base_seconds(),
+                     retry.backoff_base_seconds()));
+    w.Field(
+        2, "Backoff Max Seconds",
+        optional(retry.has_backoff_max_seconds(), retry.backoff_max_seconds()));
+  }
+  if (!spec.pod_set_updates_node_selector().empty()) {
+    w.Section(1, "Pod Set Updates");
+    Rows rows;
+    for (const v1::ProvisioningRequestPodSetUpdatesNodeSelector& selector :
+         spec.pod_set_updates_node_selector()) {
+      rows.push_back(
+          {selector.key(), selector.value_from_provisioning_class_detail()});
+    }
+    w.Section(2, "Node Selector");
+    w.Table(3, {"Key", "Value From Provisioning Class Detail"}, rows);
+  }
+  if (!spec.pod_set_merge_policy().empty()) {
+    w.Field(1, "Pod Set Merge Policy", spec.pod_set_merge_policy());
+  }
+}
+
+// The podSetUpdates of the checks that report some, check by check.
+void DescribePodSetUpdates(
+    DescribeWriter& w,
+    const google::protobuf::RepeatedPtrField<v1::AdmissionCheckState>& checks) {
+  bool any = false;
+  for (const v1::AdmissionCheckState& check : checks) {
+    any = any || !check.pod_set_updates().empty();
+  }
+  if (!any) return;
+  w.Section(1, "Pod Set Updates");
+  for (const v1::AdmissionCheckState& check : checks) {
+    if (check.pod_set_updates().empty()) continue;
+    w.Section(2, check.name());
+    for (const v1::PodSetUpdate& update : check.pod_set_updates()) {
+      w.Section(3, update.name());
+      w.MultiField(4, "Labels", KeyValueLines(update.labels()));
+      w.MultiField(4, "Annotations", KeyValueLines(update.annotations()));
+      w.MultiField(4, "Node Selector", KeyValueLines(update.node_selector()));
+      std::vector<std::string> tolerations;
+      for (const v1::Toleration& toleration : update.tolerations()) {
+        tolerations.push_back(FormatToleration(toleration));
+      }
+      w.MultiField(4, "Tolerations", tolerations);
+    }
+  }
+}
+
 void DescribePodSets(DescribeWriter& w, const v1::WorkloadSpec& spec) {
   w.Section(1, "Pod Sets");
   for (const v1::PodSet& pod_set : spec.pod_sets()) {
@@ -428,6 +496,10 @@ std::string DescribeObject(const v1::ConfigObject& object, absl::Time now) {
     case Kind::kAdmissionCheck:
       DescribeAdmissionCheck(w, object.admission_check());
       break;
+    case Kind::kProvisioningRequestConfig:
+      DescribeProvisioningRequestConfig(w,
+                                        object.provisioning_request_config());
+      break;
     case Kind::kNamespace:
     case Kind::kWorkload:
       break;
@@ -465,6 +537,7 @@ std::string DescribeWorkload(const v1::Workload& workload, absl::Time now) {
       rows.push_back({check.name(), check.state(), check.message()});
     }
     w.Table(2, {"Name", "State", "Message"}, rows);
+    DescribePodSetUpdates(w, status.admission_checks());
   }
   if (status.requeue_state().has_count()) {
     w.Section(1, "Requeue State");

@@ -102,6 +102,17 @@ Row ObjectRow(Kind kind, const v1::ConfigObject& object, bool wide,
     case Kind::kAdmissionCheck:
       return {metadata.name(),
               object.admission_check().spec().controller_name(), age};
+    case Kind::kProvisioningRequestConfig: {
+      const v1::ProvisioningRequestConfigSpec& spec =
+          object.provisioning_request_config().spec();
+      row = {metadata.name(), spec.provisioning_class_name(), age};
+      AddWide(wide, row,
+              {absl::StrJoin(spec.managed_resources(), ","),
+               spec.retry_strategy().has_backoff_limit_count()
+                   ? absl::StrCat(spec.retry_strategy().backoff_limit_count())
+                   : ""});
+      return row;
+    }
     case Kind::kNamespace:
     case Kind::kWorkload:
       break;
@@ -140,6 +151,10 @@ Row ObjectHeader(Kind kind, bool wide) {
       return header;
     case Kind::kAdmissionCheck:
       return {"NAME", "CONTROLLER", "AGE"};
+    case Kind::kProvisioningRequestConfig:
+      header = {"NAME", "PROVISIONING CLASS", "AGE"};
+      AddWide(wide, header, {"MANAGED RESOURCES", "BACKOFF LIMIT"});
+      return header;
     case Kind::kNamespace:
     case Kind::kWorkload:
       break;

@@ -35,6 +35,8 @@ struct TableOptions {
 //   Cohort         NAME PARENT AGE
 //   WorkloadPriorityClass NAME VALUE AGE (wide: + DESCRIPTION)
 //   AdmissionCheck NAME CONTROLLER AGE
+//   ProvisioningRequestConfig NAME PROVISIONING CLASS AGE
+//     wide:        + MANAGED RESOURCES BACKOFF LIMIT
 //   Namespace      NAME AGE
 std::string PrintObjectTable(Kind kind,
                              absl::Span<const v1::ConfigObject> objects,

@@ -65,8 +65,11 @@ std::string ObjectSummary(const v1::ConfigObject& object) {
     case v1::ConfigObject::kAdmissionCheck:
       return absl::StrCat("controller=",
                           object.admission_check().spec().controller_name());
+    case v1::ConfigObject::kProvisioningRequestConfig:
+      return absl::StrCat("class=", object.provisioning_request_config()
+                                        .spec()
+                                        .provisioning_class_name());
     case v1::ConfigObject::kNamespace:
-    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

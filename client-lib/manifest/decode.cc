@@ -529,6 +529,64 @@ absl::Status ReadAdmissionCheck(ObjectReader& root, Version version,
   });
 }
 
+// v1beta1 and v1beta2 spell it alike. Defaults (retryStrategy) are the
+// server's to fill in, so that a manifest reads back as written.
+absl::Status ReadProvisioningRequestConfig(ObjectReader& root,
+                                           v1::ProvisioningRequestConfig* prc) {
+  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, prc->mutable_metadata()));
+  return root.ReadObject("spec", [&](ObjectReader& s) -> absl::Status {
+    v1::ProvisioningRequestConfigSpec* spec = prc->mutable_spec();
+    KQ_MANIFEST_RETURN_IF_ERROR(s.ReadString(
+        "provisioningClassName", spec->mutable_provisioning_class_name()));
+    KQ_MANIFEST_RETURN_IF_ERROR(
+        s.ReadStringMap("parameters", spec->mutable_parameters()));
+    KQ_MANIFEST_RETURN_IF_ERROR(s.ReadStringList(
+        "managedResources", spec->mutable_managed_resources()));
+    KQ_MANIFEST_RETURN_IF_ERROR(
+        s.ReadObject("retryStrategy", [&](ObjectReader& r) -> absl::Status {
+          v1::ProvisioningRequestRetryStrategy* retry =
+              spec->mutable_retry_strategy();
+          KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> limit,
+                                       r.Int32("backoffLimitCount"));
+          if (limit.has_value()) retry->set_backoff_limit_count(*limit);
+          KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> base,
+                                       r.Int32("backoffBaseSeconds"));
+          if (base.has_value()) retry->set_backoff_base_seconds(*base);
+          KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> max,
+                                       r.Int32("backoffMaxSeconds"));
+          if (max.has_value()) retry->set_backoff_max_seconds(*max);
+          return absl::OkStatus();
+        }));
+    KQ_MANIFEST_RETURN_IF_ERROR(
+        s.ReadObject("podSetUpdates", [&](ObjectReader& u) {
+          return u.ReadObjectList(
+              "nodeSelector", [&](ObjectReader& n) -> absl::Status {
+                v1::ProvisioningRequestPodSetUpdatesNodeSelector* selector =
+                    spec->add_pod_set_updates_node_selector();
+                KQ_MANIFEST_RETURN_IF_ERROR(
+                    n.ReadString("key", selector->mutable_key()));
+                return n.ReadString(
+                    "valueFromProvisioningClassDetail",
+                    selector->mutable_value_from_provisioning_class_detail());
+              });
+        }));
+    return s.ReadString("podSetMergePolicy",
+                        spec->mutable_pod_set_merge_policy());
+  });
+}
+
+// One status.admissionChecks[].podSetUpdates entry (Kueue's PodSetUpdate).
+absl::Status ReadPodSetUpdate(ObjectReader& u, v1::PodSetUpdate* update) {
+  KQ_MANIFEST_RETURN_IF_ERROR(u.ReadString("name", update->mutable_name()));
+  KQ_MANIFEST_RETURN_IF_ERROR(
+      u.ReadStringMap("labels", update->mutable_labels()));
+  KQ_MANIFEST_RETURN_IF_ERROR(
+      u.ReadStringMap("annotations", update->mutable_annotations()));
+  KQ_MANIFEST_RETURN_IF_ERROR(
+      u.ReadStringMap("nodeSelector", update->mutable_node_selector()));
+  return ReadTolerations(u, "tolerations", update->mutable_tolerations());
+}
+
 absl::Status ReadWorkloadSpec(ObjectReader& s, Version version,
                               v1::WorkloadSpec* spec) {
   KQ_MANIFEST_RETURN_IF_ERROR(
@@ -620,7 +678,9 @@ absl::Status ReadWorkloadStatus(ObjectReader& s, v1::WorkloadStatus* status) {
             std::optional<google::protobuf::Timestamp> time,
             c.Timestamp("lastTransitionTime"));
         if (time.has_value()) *check->mutable_last_transition_time() = *time;
-        return absl::OkStatus();
+        return c.ReadObjectList("podSetUpdates", [&](ObjectReader& u) {
+          return ReadPodSetUpdate(u, check->add_pod_set_updates());
+        });
       }));
   KQ_MANIFEST_RETURN_IF_ERROR(
       s.ReadObjectList("reclaimablePods", [&](ObjectReader& r) -> absl::Status {
@@ -857,14 +917,19 @@ absl::Status ReadConfiguration(ObjectReader& root, Version version,
 // Dispatch.
 
 constexpr absl::string_view kSupportedKueueKinds[] = {
-    "ResourceFlavor",        "ClusterQueue",   "Cohort",  "LocalQueue",
-    "WorkloadPriorityClass", "AdmissionCheck", "Workload"};
+    "ResourceFlavor",
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "WorkloadPriorityClass",
+    "AdmissionCheck",
+    "ProvisioningRequestConfig",
+    "Workload"};
 
 // Kueue's other kinds (apis/kueue/v1beta2 and v1alpha1): kq refuses them by
 // name, without refusing the rest of a file.
 constexpr absl::string_view kUnsupportedKueueKinds[] = {
-    "MultiKueueConfig", "MultiKueueCluster", "ProvisioningRequestConfig",
-    "Topology"};
+    "MultiKueueConfig", "MultiKueueCluster", "Topology"};
 
 // Converts one document object into `doc`.
 absl::Status ConvertObject(const json& object, Document* doc) {
@@ -954,6 +1019,9 @@ absl::Status ConvertObject(const json& object, Document* doc) {
       } else if (*kind == "WorkloadPriorityClass") {
         status = ReadWorkloadPriorityClass(
             root, config.mutable_workload_priority_class());
+      } else if (*kind == "ProvisioningRequestConfig") {
+        status = ReadProvisioningRequestConfig(
+            root, config.mutable_provisioning_request_config());
       } else {
         status =
             ReadAdmissionCheck(root, version, config.mutable_admission_check());

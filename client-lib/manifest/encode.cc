@@ -356,6 +356,60 @@ json AdmissionCheckJson(const v1::AdmissionCheck& ac) {
   return out;
 }
 
+json ProvisioningRequestConfigJson(const v1::ProvisioningRequestConfig& prc) {
+  json out = Header(kKueueV1beta1, "ProvisioningRequestConfig");
+  out["metadata"] = MetadataJson(prc.metadata());
+  if (!prc.has_spec()) return out;
+  const v1::ProvisioningRequestConfigSpec& s = prc.spec();
+  json spec = json::object();
+  PutString(spec, "provisioningClassName", s.provisioning_class_name());
+  PutMap(spec, "parameters", s.parameters());
+  PutList(spec, "managedResources", s.managed_resources());
+  if (s.has_retry_strategy()) {
+    const v1::ProvisioningRequestRetryStrategy& r = s.retry_strategy();
+    json retry = json::object();
+    if (r.has_backoff_limit_count()) {
+      retry["backoffLimitCount"] = r.backoff_limit_count();
+    }
+    if (r.has_backoff_base_seconds()) {
+      retry["backoffBaseSeconds"] = r.backoff_base_seconds();
+    }
+    if (r.has_backoff_max_seconds()) {
+      retry["backoffMaxSeconds"] = r.backoff_max_seconds();
+    }
+    spec["retryStrategy"] = std::move(retry);
+  }
+  if (!s.pod_set_updates_node_selector().empty()) {
+    json selectors = json::array();
+    for (const v1::ProvisioningRequestPodSetUpdatesNodeSelector& n :
+         s.pod_set_updates_node_selector()) {
+      json item = json::object();
+      PutString(item, "key", n.key());
+      PutString(item, "valueFromProvisioningClassDetail",
+                n.value_from_provisioning_class_detail());
+      selectors.push_back(std::move(item));
+    }
+    spec["podSetUpdates"] = {{"nodeSelector", std::move(selectors)}};
+  }
+  PutString(spec, "podSetMergePolicy", s.pod_set_merge_policy());
+  out["spec"] = std::move(spec);
+  return out;
+}
+
+json PodSetUpdateJson(const v1::PodSetUpdate& update) {
+  json out = {{"name", update.name()}};
+  PutMap(out, "labels", update.labels());
+  PutMap(out, "annotations", update.annotations());
+  PutMap(out, "nodeSelector", update.node_selector());
+  if (!update.tolerations().empty()) {
+    json& tolerations = out["tolerations"] = json::array();
+    for (const v1::Toleration& t : update.tolerations()) {
+      tolerations.push_back(TolerationJson(t));
+    }
+  }
+  return out;
+}
+
 json NamespaceJson(const v1::Namespace& ns) {
   json out = Header("v1", "Namespace");
   out["metadata"] = MetadataJson(ns.metadata());
@@ -453,6 +507,12 @@ json WorkloadStatusJson(const v1::WorkloadStatus& s) {
         item["lastTransitionTime"] = FormatTimestamp(c.last_transition_time());
       }
       PutString(item, "message", c.message());
+      if (!c.pod_set_updates().empty()) {
+        json& updates = item["podSetUpdates"] = json::array();
+        for (const v1::PodSetUpdate& update : c.pod_set_updates()) {
+          updates.push_back(PodSetUpdateJson(update));
+        }
+      }
       checks.push_back(std::move(item));
     }
     status["admissionChecks"] = std::move(checks);
@@ -495,7 +555,9 @@ nlohmann::json ToKueueJson(const v1::ConfigObject& object) {
       return WorkloadPriorityClassJson(object.workload_priority_class());
     case v1::ConfigObject::kAdmissionCheck:
       return AdmissionCheckJson(object.admission_check());
-    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
+    case v1::ConfigObject::kProvisioningRequestConfig:
+      return ProvisioningRequestConfigJson(
+          object.provisioning_request_config());
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

@@ -160,7 +160,8 @@ const v1::ObjectMeta& ConfigMeta(const v1::ConfigObject& o) {
       return o.workload_priority_class().metadata();
     case v1::ConfigObject::kAdmissionCheck:
       return o.admission_check().metadata();
-    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
+    case v1::ConfigObject::kProvisioningRequestConfig:
+      return o.provisioning_request_config().metadata();
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

@@ -9,6 +9,7 @@
 
 #include "server/cache/fair_sharing.h"
 #include "server/common/status_macros.h"
+#include "server/core/validation.h"
 #include "server/preemption/classical.h"
 #include "server/preemption/oracle.h"
 #include "server/scheduler/scheduler.h"
@@ -166,9 +167,12 @@ void AdmissionState::Clear() {
   local_queues_.clear();
   priority_classes_.clear();
   admission_checks_.clear();
+  provisioning_request_configs_.clear();
   namespaces_.clear();
   workloads_.clear();
   last_assignments_.clear();
+  timed_workloads_.clear();
+  marked_since_index_.clear();
   changes_ = Changes();
   config_changed_ = true;
   needs_scheduling_ = false;
@@ -191,7 +195,10 @@ void AdmissionState::LoadObject(ConfigObject object) {
           priority_classes_[key.name] = o;
         } else if constexpr (std::is_same_v<T, AdmissionCheck>) {
           admission_checks_[key.name] = o;
+        } else if constexpr (std::is_same_v<T, ProvisioningRequestConfig>) {
+          provisioning_request_configs_[key.name] = o;
         } else {
+          static_assert(std::is_same_v<T, Namespace>);
           namespaces_[key.name] = o;
         }
       },
@@ -302,6 +309,9 @@ void AdmissionState::StampRevision(const ObjectKey& key, int64_t revision) {
     case ObjectKind::kAdmissionCheck:
       admission_checks_[key.name].meta.revision = revision;
       break;
+    case ObjectKind::kProvisioningRequestConfig:
+      provisioning_request_configs_[key.name].meta.revision = revision;
+      break;
     case ObjectKind::kNamespace:
       namespaces_[key.name].meta.revision = revision;
       break;
@@ -317,10 +327,16 @@ void AdmissionState::StampRevision(const NamespacedName& key,
 }
 
 void AdmissionState::Rebuild(absl::Time now) {
-  std::set<std::string> flavor_names, check_names;
+  std::set<std::string> flavor_names, check_names, inactive_checks;
   for (const auto& [name, f] : flavors_) flavor_names.insert(name);
-  for (const auto& [name, c] : admission_checks_) check_names.insert(name);
-  cache_.Rebuild(cluster_queues_, cohorts_, flavor_names, check_names);
+  for (const auto& [name, c] : admission_checks_) {
+    check_names.insert(name);
+    if (AdmissionCheckActiveCondition(c).status != "True") {
+      inactive_checks.insert(name);
+    }
+  }
+  cache_.Rebuild(cluster_queues_, cohorts_, flavor_names, check_names,
+                 inactive_checks);
   // Quotas may have changed anywhere: every flavor-scan bookmark is old.
   for (const auto& [name, cq] : cluster_queues_) {
     ++cluster_queue_generations_[name];
@@ -346,6 +362,10 @@ void AdmissionState::Rebuild(absl::Time now) {
   for (auto& [key, wl] : workloads_) {
     if (!HoldsQuota(wl)) EnqueueOrBlock(wl, now);
   }
+  timed_workloads_.clear();
+  marked_since_index_.clear();
+  for (const auto& [key, wl] : workloads_) marked_since_index_.push_back(key);
+  IndexTimedWorkloads();
   config_changed_ = false;
   needs_scheduling_ = true;
 }
@@ -420,12 +440,17 @@ void AdmissionState::Evict(Workload& wl, const std::string& reason,
   // Kueue's prepareForEviction.
   SetCondition(&wl.conditions,
                Condition{kConditionEvicted, "True", reason, message, now});
+  // resetChecksOnEviction: a check not Pending starts over, without the
+  // podSetUpdates it reported (a Pending one is left as it is).
   for (AdmissionCheckState& check : wl.admission_checks) {
     if (check.state == "Pending") continue;
     check = AdmissionCheckState{
-        check.name, "Pending", now,
-        absl::StrCat("Reset to Pending after eviction. Previously: ",
-                     check.state)};
+        .name = check.name,
+        .state = "Pending",
+        .last_transition_time = now,
+        .message = absl::StrCat("Reset to Pending after eviction. Previously: ",
+                                check.state),
+        .pod_set_updates = {}};
   }
   MarkWorkload(KeyOf(wl), Change::kModified);
 }
@@ -457,7 +482,11 @@ void AdmissionState::ReleaseEvicted(Workload& wl, absl::Time now) {
 }
 
 void AdmissionState::ReleaseOverdueEvictions(absl::Time now) {
-  for (auto& [key, wl] : workloads_) {
+  IndexTimedWorkloads();
+  const std::vector<NamespacedName> timed(timed_workloads_.begin(),
+                                          timed_workloads_.end());
+  for (const NamespacedName& key : timed) {
+    Workload& wl = workloads_.at(key);
     if (!wl.stop_deadline.has_value()) continue;
     const bool lease_lapsed =
         !wl.runner.has_value() || wl.runner->lease_expire_time <= now;
@@ -549,14 +578,20 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   ReleaseOverdueEvictions(now);
   RequeueBackedOff(now);
   int passes = 0;
-  // Workloads holding quota, kept across passes: admissions add to it; an
-  // eviction makes it stale (rare), and it is listed again.
-  std::vector<const Workload*> holding_quota;
-  bool holders_stale = true;
+  // Workloads holding quota, kept across passes: admissions are added,
+  // victims released at once are removed.
+  preemption::HoldingQuota holders;
+  for (const auto& [key, wl] : workloads_) {
+    if (HoldsQuota(wl)) holders.Add(&wl);
+  }
   scheduler::SchedulingContext context{&flavors_, &namespaces_};
   context.cluster_queue_generations = &cluster_queue_generations_;
   context.fair_sharing = configuration_.fair_sharing.has_value();
   context.resources = &configuration_.resources;
+  // Nominations stay valid while the quota tree is unchanged, across
+  // passes and calls: anything that changes it moves cache_.generation().
+  if (nominations_generation_ != cache_.generation()) nominations_.Clear();
+  context.nomination_memo = &nominations_;
   while (true) {
     auto popped = queues_.PopHeads([this](const std::string& name) {
       const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(name);
@@ -575,28 +610,23 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     }
     // One Kueue cycle over the heads, with classical preemption over the
     // workloads holding quota when the pass starts (Kueue's snapshot).
-    if (holders_stale) {
-      holding_quota.clear();
-      for (const auto& [key, wl] : workloads_) {
-        if (HoldsQuota(wl)) holding_quota.push_back(&wl);
-      }
-      holders_stale = false;
-    }
-    preemption::Oracle oracle(cache_, holding_quota, now, {},
+    preemption::Oracle oracle(cache_, holders, now, {},
                               configuration_.fair_sharing);
     context.oracle = &oracle;
     scheduler::CycleResult result =
         scheduler::Schedule(cache_, heads, context, now);
     context.oracle = nullptr;
     bool progress = false;
+    bool tree_changed = false;
     for (scheduler::EntryResult& entry : result.entries) {
       Workload& wl = *const_cast<Workload*>(entry.workload);
       NamespacedName key = KeyOf(wl);
       if (entry.status == scheduler::EntryResult::Status::kAdmitted) {
         last_assignments_.erase(key);
         ReserveQuota(wl, std::move(entry.admission), now);
-        holding_quota.push_back(&wl);
+        holders.Add(&wl);
         progress = true;
+        tree_changed = true;
         continue;
       }
       if (entry.status == scheduler::EntryResult::Status::kPreempting) {
@@ -604,7 +634,12 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         // the victim's quota is free for the preemptor's next pass.
         if (IssuePreemptions(wl, entry.cluster_queue, entry.victims, now)) {
           progress = true;
-          holders_stale = true;
+          tree_changed = true;
+          for (const scheduler::PreemptionTarget& victim : entry.victims) {
+            if (!HoldsQuota(*victim.workload)) {
+              holders.Remove(victim.workload, victim.cluster_queue);
+            }
+          }
         }
       }
       bool pending_flavors = false;
@@ -642,6 +677,10 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
                                   reason, pending_flavors);
       progress |= pending_flavors;
     }
+    // The pass's own searches move the generation and undo their changes;
+    // only admissions and preemptions change the tree.
+    if (tree_changed) nominations_.Clear();
+    nominations_generation_ = cache_.generation();
     if (!progress) break;
     if (passes >= limits.max_passes || limits.out_of_time()) {
       // More passes may still change something.
@@ -720,8 +759,8 @@ void AdmissionState::ReserveQuota(Workload& wl, Admission admission,
       present = present || s.name == rule.name;
     }
     if (!present) {
-      wl.admission_checks.push_back(
-          AdmissionCheckState{rule.name, "Pending", now, ""});
+      wl.admission_checks.push_back(AdmissionCheckState{
+          .name = rule.name, .state = "Pending", .last_transition_time = now});
     }
   }
   SyncAdmitted(wl, now);
@@ -799,7 +838,8 @@ bool WaitsForCheckBackoff(const Workload& wl) {
 absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
     const NamespacedName& key, const std::string& check,
     const std::string& state, const std::string& message,
-    std::optional<int32_t> requeue_after_seconds, absl::Time now) {
+    std::optional<int32_t> requeue_after_seconds, absl::Time now,
+    const std::vector<PodSetUpdate>& pod_set_updates) {
   if (state != "Pending" && state != "Ready" && state != "Retry" &&
       state != "Rejected") {
     return absl::InvalidArgumentError(
@@ -816,19 +856,38 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
   }
   Workload& wl = it->second;
   AdmissionCheckState* target = nullptr;
-  for (AdmissionCheckState& c : wl.admission_checks) {
-    if (c.name == check) target = &c;
+  size_t index = 0;
+  for (size_t i = 0; i < wl.admission_checks.size(); ++i) {
+    if (wl.admission_checks[i].name == check) {
+      target = &wl.admission_checks[i];
+      index = i;
+    }
   }
   if (target == nullptr) {
     return absl::NotFoundError(absl::StrCat(Describe(key),
                                             " has no admission check \"", check,
                                             "\" in status.admissionChecks"));
   }
+  absl::Status valid = ValidatePodSetUpdates(wl, index, pod_set_updates);
+  // Kueue's validateImmutablePodSetUpdates: what a Ready check told the
+  // job to run with stays as it was while the check stays Ready.
+  if (valid.ok() && target->state == "Ready" && state == "Ready" &&
+      target->pod_set_updates != pod_set_updates) {
+    valid = absl::InvalidArgumentError(absl::StrCat(
+        "status.admissionChecks[", index,
+        "].podSetUpdates: Invalid value: field is immutable while the check "
+        "stays Ready"));
+  }
+  if (valid.ok()) {
+    valid = CheckPodSetUpdateConflicts(wl, index, pod_set_updates, flavors_);
+  }
+  if (!valid.ok()) return About(Describe(key), valid);
   // Kueue's SetAdmissionCheckState: the transition time moves only with
-  // the state.
+  // the state; the message and podSetUpdates are replaced.
   if (target->state != state) target->last_transition_time = now;
   target->state = state;
   target->message = message;
+  target->pod_set_updates = pod_set_updates;
   MarkWorkload(key, Change::kModified);
 
   if (state == "Rejected") {
@@ -872,20 +931,47 @@ std::optional<absl::Time> AdmissionState::NextWakeup() const {
   auto consider = [&next](absl::Time at) {
     if (!next.has_value() || at < *next) next = at;
   };
-  for (const auto& [key, wl] : workloads_) {
+  auto visit = [&](const NamespacedName& key) {
+    auto it = workloads_.find(key);
+    if (it == workloads_.end()) return;
+    const Workload& wl = it->second;
     if (wl.stop_deadline.has_value()) {
       consider(*wl.stop_deadline);
       if (wl.runner.has_value()) consider(wl.runner->lease_expire_time);
-      continue;
+      return;
     }
-    if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) continue;
+    if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) return;
     consider(wl.requeue_at.value_or(absl::InfinitePast()));
-  }
+  };
+  // The index may lag behind the marks (it is brought up to date by the
+  // non-const calls); visiting both covers every timed workload.
+  for (const NamespacedName& key : timed_workloads_) visit(key);
+  for (const NamespacedName& key : marked_since_index_) visit(key);
   return next;
 }
 
+void AdmissionState::IndexTimedWorkloads() {
+  for (const NamespacedName& key : marked_since_index_) {
+    auto it = workloads_.find(key);
+    const bool timed = it != workloads_.end() &&
+                       (it->second.stop_deadline.has_value() ||
+                        (it->second.active && !HoldsQuota(it->second) &&
+                         WaitsForCheckBackoff(it->second)));
+    if (timed) {
+      timed_workloads_.insert(key);
+    } else {
+      timed_workloads_.erase(key);
+    }
+  }
+  marked_since_index_.clear();
+}
+
 void AdmissionState::RequeueBackedOff(absl::Time now) {
-  for (auto& [key, wl] : workloads_) {
+  IndexTimedWorkloads();
+  const std::vector<NamespacedName> timed(timed_workloads_.begin(),
+                                          timed_workloads_.end());
+  for (const NamespacedName& key : timed) {
+    Workload& wl = workloads_.at(key);
     if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) continue;
     if (wl.requeue_at.has_value() && *wl.requeue_at > now) continue;
     wl.requeue_at.reset();
@@ -1099,6 +1185,9 @@ absl::Status AdmissionState::RemoveObject(const ObjectKey& key) {
     case ObjectKind::kAdmissionCheck:
       admission_checks_.erase(key.name);
       break;
+    case ObjectKind::kProvisioningRequestConfig:
+      provisioning_request_configs_.erase(key.name);
+      break;
     case ObjectKind::kNamespace:
       namespaces_.erase(key.name);
       break;
@@ -1275,12 +1364,53 @@ ObjectView AdmissionState::ViewOf(const ConfigObject& object) const {
       view.status.emplace().weighted_share =
           cache::DominantResourceShare(*node).WeightedShare();
     }
-  } else if (std::holds_alternative<AdmissionCheck>(object)) {
-    view.conditions.push_back(Condition{kConditionActive, "True", "Active",
-                                        "The admission check is active",
-                                        MetaOf(object).creation_timestamp});
+  } else if (const auto* check = std::get_if<AdmissionCheck>(&object)) {
+    view.conditions.push_back(AdmissionCheckActiveCondition(*check));
   }
   return view;
+}
+
+Condition AdmissionState::AdmissionCheckActiveCondition(
+    const AdmissionCheck& check) const {
+  Condition active{kConditionActive, "True", "Active",
+                   "The admission check is active",
+                   check.meta.creation_timestamp};
+  if (check.controller_name != kProvisioningRequestControllerName) {
+    return active;
+  }
+  // Kueue's ConfigHelper.ConfigFromRef (refValidForGK, then the lookup).
+  constexpr char kBadRef[] = ": bad parameters reference";
+  std::string problem;
+  const bool has_ref = !check.parameters_api_group.empty() ||
+                       !check.parameters_kind.empty() ||
+                       !check.parameters_name.empty();
+  if (!has_ref) {
+    problem = "missing parameters reference";
+  } else if (check.parameters_name.empty()) {
+    problem = absl::StrCat("empty name", kBadRef);
+  } else if (check.parameters_api_group != "kueue.x-k8s.io") {
+    problem = absl::StrCat("wrong group \"", check.parameters_api_group,
+                           "\", expecting \"kueue.x-k8s.io\"", kBadRef);
+  } else if (check.parameters_kind != "ProvisioningRequestConfig") {
+    problem =
+        absl::StrCat("wrong kind \"", check.parameters_kind,
+                     "\", expecting \"ProvisioningRequestConfig\"", kBadRef);
+  } else {
+    auto config = provisioning_request_configs_.find(check.parameters_name);
+    if (config == provisioning_request_configs_.end()) {
+      problem = absl::StrCat("provisioningrequestconfigs.kueue.x-k8s.io \"",
+                             check.parameters_name, "\" not found");
+    } else {
+      // It turned active when the later of the two appeared.
+      active.last_transition_time = std::max(
+          active.last_transition_time, config->second.meta.creation_timestamp);
+      return active;
+    }
+  }
+  active.status = "False";
+  active.reason = "BadParametersRef";
+  active.message = problem;
+  return active;
 }
 
 WorkloadView AdmissionState::ViewOf(const Workload& wl) const {
@@ -1386,6 +1516,7 @@ QueueStatus AdmissionState::LocalQueueStatusOf(const LocalQueue& lq) const {
 }
 
 void AdmissionState::MarkWorkload(const NamespacedName& key, Change change) {
+  marked_since_index_.push_back(key);
   auto [it, inserted] = changes_.workloads.emplace(key, change);
   if (!inserted && it->second != Change::kAdded) it->second = change;
 }

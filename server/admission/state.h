@@ -24,6 +24,7 @@
 #include "server/core/objects.h"
 #include "server/queue/manager.h"
 #include "server/scheduler/flavor_assigner.h"
+#include "server/scheduler/scheduler.h"
 
 namespace kq::admission {
 
@@ -157,6 +158,22 @@ class AdmissionState {
   const std::map<std::string, AdmissionCheck>& admission_checks() const {
     return admission_checks_;
   }
+  const std::map<std::string, ProvisioningRequestConfig>&
+  provisioning_request_configs() const {
+    return provisioning_request_configs_;
+  }
+  // An AdmissionCheck's Active condition. kq runs no check controllers and
+  // takes every check as active (reason Active), except those of Kueue's
+  // provisioning controller (kProvisioningRequestControllerName), which it
+  // judges as that controller does (acReconciler): Active=False, reason
+  // BadParametersRef, while spec.parameters does not name an existing
+  // kueue.x-k8s.io ProvisioningRequestConfig, with Kueue's message
+  // ("missing parameters reference", "wrong kind \"X\", expecting
+  // \"ProvisioningRequestConfig\": bad parameters reference",
+  // "provisioningrequestconfigs.kueue.x-k8s.io \"name\" not found"). A
+  // ClusterQueue using an inactive check is inactive (AdmissionCheckInactive)
+  // and admits nothing, as in Kueue.
+  Condition AdmissionCheckActiveCondition(const AdmissionCheck& check) const;
 
   // Creates or replaces an already validated object. Returns "created",
   // "configured" or "unchanged" (then nothing changes). New objects get
@@ -207,13 +224,23 @@ class AdmissionState {
   //    a workload already evicted is only recorded;
   //  - Rejected: deactivation (spec.active=false, Evicted=True reason
   //    DeactivatedDueToAdmissionCheck), quota released, never queued again.
+  // `pod_set_updates` replace the check's podSetUpdates, whatever the state
+  // (Kueue's SetAdmissionCheckState copies them with the state; eviction
+  // resets the check to Pending without them). They must pass Kueue's
+  // workload webhook (ValidatePodSetUpdates), may not change while the check
+  // stays Ready (validateImmutablePodSetUpdates) and may not conflict with
+  // what the job's pods get anyway (CheckPodSetUpdateConflicts).
   // Returns the workload as changed. NotFound when the workload is not among
   // workloads() or has no such check in status.admissionChecks;
-  // InvalidArgument for an unknown state or a negative requeue delay.
+  // InvalidArgument for an unknown state, a negative requeue delay or
+  // refused pod set updates (naming the workload and the field:
+  // `Workload "ns/w": status.admissionChecks[0].podSetUpdates[0].name:
+  // ...`); nothing changes then.
   absl::StatusOr<Workload> SetAdmissionCheckState(
       const NamespacedName& key, const std::string& check,
       const std::string& state, const std::string& message,
-      std::optional<int32_t> requeue_after_seconds, absl::Time now);
+      std::optional<int32_t> requeue_after_seconds, absl::Time now,
+      const std::vector<PodSetUpdate>& pod_set_updates = {});
   // The earliest time something is due without a command: the end of an
   // admission check backoff, an evicting workload's stop deadline or its
   // runner's lease expiry. Nullopt when nothing waits; a caller with a
@@ -351,6 +378,8 @@ class AdmissionState {
   void QueueInadmissibleInTree(const std::string& cluster_queue);
   void ResolvePriority(Workload& workload) const;
   void MarkWorkload(const NamespacedName& key, Change change);
+  // Brings timed_workloads_ up to date with the workloads marked since.
+  void IndexTimedWorkloads();
   void MarkObject(const ObjectKey& key, Change change);
   QueueStatus ClusterQueueStatusOf(const std::string& name) const;
   QueueStatus LocalQueueStatusOf(const LocalQueue& lq) const;
@@ -363,6 +392,8 @@ class AdmissionState {
   std::map<NamespacedName, LocalQueue> local_queues_;
   std::map<std::string, WorkloadPriorityClass> priority_classes_;
   std::map<std::string, AdmissionCheck> admission_checks_;
+  std::map<std::string, ProvisioningRequestConfig>
+      provisioning_request_configs_;
   std::map<std::string, Namespace> namespaces_;
   std::map<NamespacedName, Workload> workloads_;
   cache::Cache cache_;
@@ -371,6 +402,17 @@ class AdmissionState {
   std::map<NamespacedName, scheduler::LastAssignment> last_assignments_;
   // Kueue's AllocatableResourceGeneration per ClusterQueue.
   std::map<std::string, int64_t> cluster_queue_generations_;
+  // Nominations of heads that could not be admitted, valid while the cache
+  // is at `nominations_generation_` (see scheduler::NominationMemo).
+  scheduler::NominationMemo nominations_;
+  // The workloads a clock can change (a stop deadline, or an admission
+  // check backoff to wait out), so that the clock's checks and NextWakeup
+  // visit only them. Every change of a workload is marked (MarkWorkload),
+  // so the marked keys are re-examined before each use; Rebuild indexes
+  // everything.
+  std::set<NamespacedName> timed_workloads_;
+  std::vector<NamespacedName> marked_since_index_;
+  uint64_t nominations_generation_ = 0;
   int64_t scheduling_cycle_ = 0;
   absl::Duration eviction_grace_ = absl::Seconds(30);
   Changes changes_;

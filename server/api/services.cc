@@ -37,7 +37,8 @@ const v1::ObjectMeta& MetaOf(const v1::ConfigObject& o) {
       return o.workload_priority_class().metadata();
     case v1::ConfigObject::kAdmissionCheck:
       return o.admission_check().metadata();
-    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
+    case v1::ConfigObject::kProvisioningRequestConfig:
+      return o.provisioning_request_config().metadata();
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -229,7 +230,7 @@ grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
   }
   std::vector<Workload> workloads;
   for (int i = 0; i < request->workloads_size(); ++i) {
-    absl::StatusOr<Workload> wl = codec::FromProto(request->workloads(i));
+    absl::StatusOr<Workload> wl = codec::FromClientProto(request->workloads(i));
     if (!wl.ok()) {
       return ToGrpcStatus(absl::InvalidArgumentError(
           absl::StrCat(ItemName("workloads", i, "Workload",
@@ -300,9 +301,14 @@ grpc::Status AdminServiceImpl::SetAdmissionCheckState(
   if (request->has_requeue_after_seconds()) {
     requeue_after = request->requeue_after_seconds();
   }
+  std::vector<PodSetUpdate> pod_set_updates;
+  for (const v1::PodSetUpdate& update : request->pod_set_updates()) {
+    pod_set_updates.push_back(codec::FromProto(update));
+  }
   absl::StatusOr<Workload> wl = engine_.SetAdmissionCheckState(
       {request->namespace_(), request->workload()}, request->check(),
-      request->state(), request->message(), requeue_after);
+      request->state(), request->message(), requeue_after,
+      std::move(pod_set_updates));
   if (!wl.ok()) return ToGrpcStatus(wl.status());
   *response->mutable_workload() = codec::ToProto(*wl);
   return grpc::Status::OK;
@@ -311,7 +317,7 @@ grpc::Status AdminServiceImpl::SetAdmissionCheckState(
 grpc::Status QueueServiceImpl::SubmitWorkload(
     grpc::ServerContext*, const v1::SubmitWorkloadRequest* request,
     v1::SubmitWorkloadResponse* response) {
-  absl::StatusOr<Workload> wl = codec::FromProto(request->workload());
+  absl::StatusOr<Workload> wl = codec::FromClientProto(request->workload());
   if (!wl.ok()) return ToGrpcStatus(wl.status());
   absl::StatusOr<engine::WorkloadView> view = engine_.Submit(*std::move(wl));
   if (!view.ok()) return ToGrpcStatus(view.status());
@@ -374,7 +380,7 @@ grpc::ServerUnaryReactor* QueueServiceImpl::Admit(
   auto* reactor = new AdmitReactor(engine_, response);
   engine::AdmitWait wait;
   if (request->has_workload()) {
-    absl::StatusOr<Workload> wl = codec::FromProto(request->workload());
+    absl::StatusOr<Workload> wl = codec::FromClientProto(request->workload());
     if (!wl.ok()) {
       reactor->Fail(ToGrpcStatus(About("workload", wl.status())));
       return reactor;
@@ -499,7 +505,7 @@ grpc::Status QueueServiceImpl::Simulate(grpc::ServerContext*,
                                         v1::SimulateResponse* response) {
   std::optional<Workload> workload;
   if (request->has_workload()) {
-    absl::StatusOr<Workload> wl = codec::FromProto(request->workload());
+    absl::StatusOr<Workload> wl = codec::FromClientProto(request->workload());
     if (!wl.ok()) return ToGrpcStatus(About("workload", wl.status()));
     workload = *std::move(wl);
   } else if (request->name().empty() || request->namespace_().empty()) {

@@ -1,6 +1,7 @@
 #include "server/cache/cache.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -273,11 +274,22 @@ int64_t ClusterQueueSnapshot::Borrowed(const FlavorResource& fr) const {
 }
 
 void ClusterQueueSnapshot::AddUsage(const FlavorResourceQuantities& usage) {
+  if (cache_generation != nullptr) {
+    *cache_generation = Cache::NextCacheGeneration();
+  }
   for (const auto& [fr, v] : usage) AddUsageIn(*this, fr, v);
 }
 
 void ClusterQueueSnapshot::RemoveUsage(const FlavorResourceQuantities& usage) {
+  if (cache_generation != nullptr) {
+    *cache_generation = Cache::NextCacheGeneration();
+  }
   for (const auto& [fr, v] : usage) RemoveUsageIn(*this, fr, v);
+}
+
+uint64_t Cache::NextCacheGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 int64_t CohortSnapshot::Available(const FlavorResource& fr) const {
@@ -306,6 +318,7 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
                     const std::set<std::string>& flavors,
                     const std::set<std::string>& admission_checks,
                     const std::set<std::string>& inactive_admission_checks) {
+  generation_ = NextCacheGeneration();
   cluster_queues_.clear();
   cohorts_.clear();
 
@@ -335,6 +348,7 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
   // 2. ClusterQueues, joining (possibly implicit) cohorts.
   for (const auto& [name, spec] : cluster_queues) {
     auto cq = std::make_unique<ClusterQueueSnapshot>();
+    cq->cache_generation = &generation_;
     cq->spec = spec;
     cq->node.quotas = QuotasOf(spec.resource_groups);
     for (const auto& [fr, q] : cq->node.quotas) {

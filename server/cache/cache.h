@@ -119,6 +119,10 @@ class ClusterQueueSnapshot {
   bool active = true;
   std::string active_reason = "Ready";
   std::string active_message = "Can admit new workloads";
+
+  // The owning Cache's generation, moved by AddUsage and RemoveUsage; null
+  // for a snapshot outside a Cache.
+  uint64_t* cache_generation = nullptr;
 };
 
 // A Cohort node, explicit (a Cohort object) or implicit (only named by a
@@ -177,6 +181,12 @@ class Cache {
                const std::set<std::string>& flavors,
                const std::set<std::string>& admission_checks);
 
+  // Changes whenever the tree is rebuilt or any usage is added or removed
+  // (even if a later call undoes it), and is never the same for two Cache
+  // objects: equal generations mean the same tree with the same usage.
+  // What is computed from the tree can be kept as long as it is unchanged.
+  uint64_t generation() const { return generation_; }
+
   // Returns nullptr when unknown.
   ClusterQueueSnapshot* FindClusterQueue(const std::string& name);
   const ClusterQueueSnapshot* FindClusterQueue(const std::string& name) const;
@@ -203,6 +213,12 @@ class Cache {
  private:
   std::map<std::string, std::unique_ptr<ClusterQueueSnapshot>> cluster_queues_;
   std::map<std::string, std::unique_ptr<CohortSnapshot>> cohorts_;
+  uint64_t generation_ = NextCacheGeneration();
+
+ public:
+  // A process-wide counter, so that generations of different Cache
+  // objects never compare equal.
+  static uint64_t NextCacheGeneration();
 };
 
 // Kueue's getNodeHeight: a cohort whose children are only ClusterQueues

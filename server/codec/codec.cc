@@ -528,8 +528,83 @@ void AdmissionCheckToProto(const AdmissionCheck& ac,
   }
 }
 
+// Kueue's CRD defaults apply here, as its API server applies them: an
+// absent retryStrategy, or an absent field of it, reads as the default.
+ProvisioningRequestConfig ProvisioningRequestConfigFromProto(
+    const v1::ProvisioningRequestConfig& proto) {
+  const v1::ProvisioningRequestConfigSpec& spec = proto.spec();
+  ProvisioningRequestConfig prc;
+  prc.meta = MetaFromProto(proto.metadata());
+  prc.provisioning_class_name = spec.provisioning_class_name();
+  prc.parameters = MapFromProto(spec.parameters());
+  prc.managed_resources = {spec.managed_resources().begin(),
+                           spec.managed_resources().end()};
+  const v1::ProvisioningRequestRetryStrategy& retry = spec.retry_strategy();
+  if (retry.has_backoff_limit_count()) {
+    prc.retry_strategy.backoff_limit_count = retry.backoff_limit_count();
+  }
+  if (retry.has_backoff_base_seconds()) {
+    prc.retry_strategy.backoff_base_seconds = retry.backoff_base_seconds();
+  }
+  if (retry.has_backoff_max_seconds()) {
+    prc.retry_strategy.backoff_max_seconds = retry.backoff_max_seconds();
+  }
+  for (const auto& selector : spec.pod_set_updates_node_selector()) {
+    prc.pod_set_updates_node_selector.push_back(
+        {selector.key(), selector.value_from_provisioning_class_detail()});
+  }
+  prc.pod_set_merge_policy = spec.pod_set_merge_policy();
+  return prc;
+}
+
+void ProvisioningRequestConfigToProto(const ProvisioningRequestConfig& prc,
+                                      v1::ProvisioningRequestConfig* proto) {
+  MetaToProto(prc.meta, proto->mutable_metadata());
+  v1::ProvisioningRequestConfigSpec* spec = proto->mutable_spec();
+  spec->set_provisioning_class_name(prc.provisioning_class_name);
+  MapToProto(prc.parameters, spec->mutable_parameters());
+  for (const std::string& resource : prc.managed_resources) {
+    spec->add_managed_resources(resource);
+  }
+  v1::ProvisioningRequestRetryStrategy* retry = spec->mutable_retry_strategy();
+  retry->set_backoff_limit_count(prc.retry_strategy.backoff_limit_count);
+  retry->set_backoff_base_seconds(prc.retry_strategy.backoff_base_seconds);
+  retry->set_backoff_max_seconds(prc.retry_strategy.backoff_max_seconds);
+  for (const ProvisioningRequestPodSetUpdatesNodeSelector& selector :
+       prc.pod_set_updates_node_selector) {
+    v1::ProvisioningRequestPodSetUpdatesNodeSelector* out =
+        spec->add_pod_set_updates_node_selector();
+    out->set_key(selector.key);
+    out->set_value_from_provisioning_class_detail(
+        selector.value_from_provisioning_class_detail);
+  }
+  spec->set_pod_set_merge_policy(prc.pod_set_merge_policy);
+}
+
 // ---------------------------------------------------------------------------
 // Workloads.
+
+PodSetUpdate PodSetUpdateFromProto(const v1::PodSetUpdate& proto) {
+  PodSetUpdate update;
+  update.name = proto.name();
+  update.labels = MapFromProto(proto.labels());
+  update.annotations = MapFromProto(proto.annotations());
+  update.node_selector = MapFromProto(proto.node_selector());
+  for (const auto& t : proto.tolerations()) {
+    update.tolerations.push_back(TolerationFromProto(t));
+  }
+  return update;
+}
+
+void PodSetUpdateToProto(const PodSetUpdate& update, v1::PodSetUpdate* proto) {
+  proto->set_name(update.name);
+  MapToProto(update.labels, proto->mutable_labels());
+  MapToProto(update.annotations, proto->mutable_annotations());
+  MapToProto(update.node_selector, proto->mutable_node_selector());
+  for (const Toleration& t : update.tolerations) {
+    TolerationToProto(t, proto->add_tolerations());
+  }
+}
 
 absl::StatusOr<ResourceList> ResourceListFromProto(
     absl::string_view path,
@@ -601,7 +676,9 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto) {
     }
     ps.required_node_affinity.push_back(std::move(t));
   }
-  if (proto.has_template_()) {
+  if (!proto.template_json().empty()) {
+    ps.template_json = proto.template_json();
+  } else if (proto.has_template_()) {
     KQ_ASSIGN_OR_RETURN(
         ps.template_json,
         CanonicalJson(absl::StrCat(path, ".template"), proto.template_()));
@@ -609,7 +686,8 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto) {
   return ps;
 }
 
-void PodSetToProto(const PodSet& ps, v1::PodSet* proto) {
+// `stored`: the template as text (ToStoredProto), else as a Struct.
+void PodSetToProto(const PodSet& ps, bool stored, v1::PodSet* proto) {
   proto->set_name(ps.name);
   proto->set_count(ps.count);
   if (ps.min_count.has_value()) proto->set_min_count(*ps.min_count);
@@ -624,7 +702,9 @@ void PodSetToProto(const PodSet& ps, v1::PodSet* proto) {
       RequirementToProto(r, term_proto->add_match_expressions());
     }
   }
-  if (!ps.template_json.empty()) {
+  if (stored) {
+    proto->set_template_json(ps.template_json);
+  } else if (!ps.template_json.empty()) {
     // template_json only ever comes from FromProto (which wrote it from a
     // Struct) or from tests, so it parses; if it does not, the template is
     // left out rather than sent half-written.
@@ -725,7 +805,9 @@ absl::StatusOr<ConfigObject> FromProto(const v1::ConfigObject& proto) {
       return PriorityClassFromProto(proto.workload_priority_class());
     case v1::ConfigObject::kAdmissionCheck:
       return AdmissionCheckFromProto(proto.admission_check());
-    case v1::ConfigObject::kProvisioningRequestConfig:  // TODO(H5)
+    case v1::ConfigObject::kProvisioningRequestConfig:
+      return ProvisioningRequestConfigFromProto(
+          proto.provisioning_request_config());
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -762,10 +844,28 @@ v1::ConfigObject ToProto(const ConfigObject& object) {
       AdmissionCheckToProto(std::get<AdmissionCheck>(object),
                             proto.mutable_admission_check());
       break;
+    case ObjectKind::kProvisioningRequestConfig:
+      ProvisioningRequestConfigToProto(
+          std::get<ProvisioningRequestConfig>(object),
+          proto.mutable_provisioning_request_config());
+      break;
     case ObjectKind::kWorkload:
       break;  // not a ConfigObject alternative
   }
   return proto;
+}
+
+absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto) {
+  for (int i = 0; i < proto.spec().pod_sets_size(); ++i) {
+    if (!proto.spec().pod_sets(i).template_json().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.podSets[", i,
+          "].templateJson: set only by kqd's store; send the pod template in "
+          "spec.podSets[",
+          i, "].template"));
+    }
+  }
+  return FromProto(proto);
 }
 
 absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
@@ -800,6 +900,9 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
           FromProto(check_proto.last_transition_time());
     }
     check.message = check_proto.message();
+    for (const auto& update : check_proto.pod_set_updates()) {
+      check.pod_set_updates.push_back(PodSetUpdateFromProto(update));
+    }
     wl.admission_checks.push_back(std::move(check));
   }
   if (status.requeue_state().has_count()) {
@@ -828,13 +931,15 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
   return wl;
 }
 
-v1::Workload ToProto(const Workload& workload) {
+namespace {
+
+v1::Workload WorkloadToProto(const Workload& workload, bool stored) {
   v1::Workload proto;
   MetaToProto(workload.meta, proto.mutable_metadata());
   v1::WorkloadSpec* spec = proto.mutable_spec();
   spec->set_queue_name(workload.queue_name);
   for (const PodSet& ps : workload.pod_sets) {
-    PodSetToProto(ps, spec->add_pod_sets());
+    PodSetToProto(ps, stored, spec->add_pod_sets());
   }
   spec->set_priority_class_name(workload.priority_class_name);
   spec->set_priority_class_source(workload.priority_class_source);
@@ -860,6 +965,9 @@ v1::Workload ToProto(const Workload& workload) {
           ToProto(check.last_transition_time);
     }
     check_proto->set_message(check.message);
+    for (const PodSetUpdate& update : check.pod_set_updates) {
+      PodSetUpdateToProto(update, check_proto->add_pod_set_updates());
+    }
   }
   if (workload.requeue_count.has_value()) {
     status->mutable_requeue_state()->set_count(*workload.requeue_count);
@@ -881,6 +989,26 @@ v1::Workload ToProto(const Workload& workload) {
     rp->set_name(name);
     rp->set_count(count);
   }
+  return proto;
+}
+
+}  // namespace
+
+v1::Workload ToProto(const Workload& workload) {
+  return WorkloadToProto(workload, /*stored=*/false);
+}
+
+v1::Workload ToStoredProto(const Workload& workload) {
+  return WorkloadToProto(workload, /*stored=*/true);
+}
+
+PodSetUpdate FromProto(const v1::PodSetUpdate& proto) {
+  return PodSetUpdateFromProto(proto);
+}
+
+v1::PodSetUpdate ToProto(const PodSetUpdate& update) {
+  v1::PodSetUpdate proto;
+  PodSetUpdateToProto(update, &proto);
   return proto;
 }
 

@@ -24,7 +24,18 @@ v1::ConfigObject ToProto(const ConfigObject& object);
 
 // Converts a proto workload, spec and status. InvalidArgument as above.
 absl::StatusOr<Workload> FromProto(const v1::Workload& proto);
+// FromProto for a workload a client sent: INVALID_ARGUMENT when a pod set
+// carries the store's template_json.
+absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto);
 v1::Workload ToProto(const Workload& workload);
+// As ToProto, with each pod template as JSON text (PodSet.template_json)
+// instead of a Struct: what the store writes, so that no template is
+// converted on the way to disk or back (FromProto reads either form).
+v1::Workload ToStoredProto(const Workload& workload);
+
+// Converts one podSetUpdates entry (as a check's controller reports it).
+PodSetUpdate FromProto(const v1::PodSetUpdate& proto);
+v1::PodSetUpdate ToProto(const PodSetUpdate& update);
 
 // Converts and validates (ValidateConfiguration) the admission settings of
 // a Kueue Configuration document. InvalidArgument naming the field path

@@ -1,6 +1,7 @@
 #include "server/core/objects.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +24,8 @@ const char* KindName(ObjectKind kind) {
       return "WorkloadPriorityClass";
     case ObjectKind::kAdmissionCheck:
       return "AdmissionCheck";
+    case ObjectKind::kProvisioningRequestConfig:
+      return "ProvisioningRequestConfig";
     case ObjectKind::kWorkload:
       return "Workload";
   }
@@ -61,6 +64,9 @@ bool ParseKind(const std::string& text, ObjectKind* kind) {
       {"admissioncheck", ObjectKind::kAdmissionCheck},
       {"admissionchecks", ObjectKind::kAdmissionCheck},
       {"ac", ObjectKind::kAdmissionCheck},
+      {"provisioningrequestconfig", ObjectKind::kProvisioningRequestConfig},
+      {"provisioningrequestconfigs", ObjectKind::kProvisioningRequestConfig},
+      {"prc", ObjectKind::kProvisioningRequestConfig},
       {"workload", ObjectKind::kWorkload},
       {"workloads", ObjectKind::kWorkload},
       {"wl", ObjectKind::kWorkload},
@@ -136,10 +142,11 @@ bool SelectorMatches(const LabelSelector& selector, const Labels& labels) {
 
 ObjectKind KindOf(const ConfigObject& object) {
   static constexpr ObjectKind kKinds[] = {
-      ObjectKind::kNamespace,     ObjectKind::kResourceFlavor,
-      ObjectKind::kClusterQueue,  ObjectKind::kCohort,
-      ObjectKind::kLocalQueue,    ObjectKind::kWorkloadPriorityClass,
-      ObjectKind::kAdmissionCheck};
+      ObjectKind::kNamespace,      ObjectKind::kResourceFlavor,
+      ObjectKind::kClusterQueue,   ObjectKind::kCohort,
+      ObjectKind::kLocalQueue,     ObjectKind::kWorkloadPriorityClass,
+      ObjectKind::kAdmissionCheck, ObjectKind::kProvisioningRequestConfig};
+  static_assert(std::size(kKinds) == std::variant_size_v<ConfigObject>);
   return kKinds[object.index()];
 }
 

@@ -28,6 +28,7 @@ enum class ObjectKind {
   kLocalQueue,
   kWorkloadPriorityClass,
   kAdmissionCheck,
+  kProvisioningRequestConfig,
   kWorkload,
 };
 
@@ -220,6 +221,53 @@ struct AdmissionCheck {
                          const AdmissionCheck&) = default;
 };
 
+// The controller name of Kueue's provisioning admission check, whose
+// parameters are a ProvisioningRequestConfig.
+inline constexpr char kProvisioningRequestControllerName[] =
+    "kueue.x-k8s.io/provisioning-request";
+
+// Kueue's ProvisioningRequestRetryStrategy, with the CRD's defaults filled
+// in: a field left out of a manifest reads as its default, as the API
+// server's defaulting makes it in Kueue.
+struct ProvisioningRequestRetryStrategy {
+  int32_t backoff_limit_count = 3;
+  int32_t backoff_base_seconds = 60;
+  int32_t backoff_max_seconds = 1800;
+  friend bool operator==(const ProvisioningRequestRetryStrategy&,
+                         const ProvisioningRequestRetryStrategy&) = default;
+};
+
+// One spec.podSetUpdates.nodeSelector entry: the admitted pods get node
+// selector `key` with the value of the ProvisioningRequest's
+// status.provisioningClassDetails[value_from_provisioning_class_detail].
+struct ProvisioningRequestPodSetUpdatesNodeSelector {
+  std::string key;
+  std::string value_from_provisioning_class_detail;
+  friend bool operator==(const ProvisioningRequestPodSetUpdatesNodeSelector&,
+                         const ProvisioningRequestPodSetUpdatesNodeSelector&) =
+      default;
+};
+
+// Kueue's ProvisioningRequestConfig (cluster-scoped): the parameters of an
+// AdmissionCheck whose controller is kProvisioningRequestControllerName.
+// kqd stores and validates it and marks checks that reference a missing
+// one inactive; kq-k8s-shim reads it to create ProvisioningRequests. It
+// does not take part in scheduling.
+struct ProvisioningRequestConfig {
+  ObjectMeta meta;
+  std::string provisioning_class_name;
+  Labels parameters;
+  // Empty: every resource is managed.
+  std::vector<std::string> managed_resources;
+  ProvisioningRequestRetryStrategy retry_strategy;
+  std::vector<ProvisioningRequestPodSetUpdatesNodeSelector>
+      pod_set_updates_node_selector;
+  // "", IdenticalPodTemplates or IdenticalWorkloadSchedulingRequirements.
+  std::string pod_set_merge_policy;
+  friend bool operator==(const ProvisioningRequestConfig&,
+                         const ProvisioningRequestConfig&) = default;
+};
+
 // ---------------------------------------------------------------------------
 // Workload
 
@@ -260,11 +308,26 @@ struct Admission {
   friend bool operator==(const Admission&, const Admission&) = default;
 };
 
+// Kueue's PodSetUpdate: what an admission check's controller adds to the
+// pods of one pod set when the workload starts (labels, annotations and
+// node selector merged into the template, tolerations appended).
+struct PodSetUpdate {
+  std::string name;  // the pod set's
+  Labels labels;
+  Labels annotations;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  friend bool operator==(const PodSetUpdate&, const PodSetUpdate&) = default;
+};
+
 struct AdmissionCheckState {
   std::string name;
   std::string state = "Pending";
   absl::Time last_transition_time = absl::UnixEpoch();
   std::string message;
+  // Set by the check's controller with its state; cleared when the check is
+  // reset to Pending on eviction.
+  std::vector<PodSetUpdate> pod_set_updates;
   friend bool operator==(const AdmissionCheckState&,
                          const AdmissionCheckState&) = default;
 };
@@ -350,9 +413,9 @@ const char* StateName(WorkloadState state);  // "Pending", "Admitted", ...
 using NamespacedName = std::pair<std::string, std::string>;
 
 // Any configuration object (everything but Workload).
-using ConfigObject =
-    std::variant<Namespace, ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
-                 WorkloadPriorityClass, AdmissionCheck>;
+using ConfigObject = std::variant<Namespace, ResourceFlavor, ClusterQueue,
+                                  Cohort, LocalQueue, WorkloadPriorityClass,
+                                  AdmissionCheck, ProvisioningRequestConfig>;
 
 ObjectKind KindOf(const ConfigObject& object);
 const ObjectMeta& MetaOf(const ConfigObject& object);

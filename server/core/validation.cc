@@ -1,11 +1,16 @@
 #include "server/core/validation.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
 
 #include "server/common/status_macros.h"
 
@@ -124,6 +129,296 @@ absl::Status ValidateTolerations(absl::string_view path,
   }
   return absl::OkStatus();
 }
+
+// ---------------------------------------------------------------------------
+// Kubernetes' apimachinery validation (util/validation), as the API server
+// words it.
+
+constexpr char kQualifiedNameFmt[] = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+constexpr char kQualifiedNameErrMsg[] =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must "
+    "start and end with an alphanumeric character";
+constexpr char kLabelValueFmt[] = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+constexpr char kLabelValueErrMsg[] =
+    "a valid label must be an empty string or consist of alphanumeric "
+    "characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character";
+constexpr char kDns1123SubdomainFmt[] =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+constexpr char kDns1123SubdomainErrMsg[] =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+    "characters, '-' or '.', and must start and end with an alphanumeric "
+    "character";
+
+// Kubernetes' RegexError: the message, examples and the pattern.
+std::string RegexError(absl::string_view message, absl::string_view format,
+                       const std::vector<absl::string_view>& examples) {
+  std::string out = absl::StrCat(message, " (e.g. ");
+  for (size_t i = 0; i < examples.size(); ++i) {
+    if (i > 0) absl::StrAppend(&out, ",  or ");
+    absl::StrAppend(&out, "'", examples[i], "'");
+  }
+  absl::StrAppend(&out, ", regex used for validation is '", format, "')");
+  return out;
+}
+
+bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)); }
+
+// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], anchored.
+bool MatchesQualifiedNamePart(absl::string_view s) {
+  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
+  for (char c : s) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*, anchored:
+// a DNS-1123 subdomain without its length limit.
+bool MatchesDns1123Subdomain(absl::string_view s) {
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    absl::string_view part =
+        s.substr(start, dot == absl::string_view::npos ? absl::string_view::npos
+                                                       : dot - start);
+    if (!IsLabel(part)) return false;
+    if (dot == absl::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// Kubernetes' IsQualifiedName.
+std::vector<std::string> QualifiedNameErrors(absl::string_view value) {
+  std::vector<std::string> errors;
+  std::vector<absl::string_view> parts = absl::StrSplit(value, '/');
+  absl::string_view name;
+  if (parts.size() == 1) {
+    name = parts[0];
+  } else if (parts.size() == 2) {
+    absl::string_view prefix = parts[0];
+    name = parts[1];
+    if (prefix.empty()) {
+      errors.push_back("prefix part must be non-empty");
+    } else {
+      if (prefix.size() > 253) {
+        errors.push_back("prefix part must be no more than 253 bytes");
+      }
+      if (!MatchesDns1123Subdomain(prefix)) {
+        errors.push_back(absl::StrCat(
+            "prefix part ", RegexError(kDns1123SubdomainErrMsg,
+                                       kDns1123SubdomainFmt, {"example.com"})));
+      }
+    }
+  } else {
+    errors.push_back(
+        absl::StrCat("a qualified name ",
+                     RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
+                                {"MyName", "my.name", "123-abc"}),
+                     " with an optional DNS subdomain prefix and '/' (e.g. "
+                     "'example.com/MyName')"));
+    return errors;
+  }
+  if (name.empty()) {
+    errors.push_back("name part must be non-empty");
+  } else if (name.size() > 63) {
+    errors.push_back("name part must be no more than 63 bytes");
+  }
+  if (!MatchesQualifiedNamePart(name)) {
+    errors.push_back(absl::StrCat(
+        "name part ", RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
+                                 {"MyName", "my.name", "123-abc"})));
+  }
+  return errors;
+}
+
+// Kubernetes' IsValidLabelValue.
+std::vector<std::string> LabelValueErrors(absl::string_view value) {
+  std::vector<std::string> errors;
+  if (value.size() > 63) errors.push_back("must be no more than 63 bytes");
+  if (!value.empty() && !MatchesQualifiedNamePart(value)) {
+    errors.push_back(RegexError(kLabelValueErrMsg, kLabelValueFmt,
+                                {"MyValue", "my_value", "12345"}));
+  }
+  return errors;
+}
+
+// field.Invalid's text.
+absl::Status InvalidValue(absl::string_view path, absl::string_view value,
+                          absl::string_view reason) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": Invalid value: \"", value, "\": ", reason));
+}
+
+absl::Status TooLong(absl::string_view path, size_t max) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": Too long: may not be more than ", max, " bytes"));
+}
+
+absl::Status TooMany(absl::string_view path, size_t got, size_t max) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": Too many: ", got, ": must have at most ", max, " items"));
+}
+
+absl::Status RequiredValue(absl::string_view path) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": Required value"));
+}
+
+// Kueue's ProvisioningRequestConfig CRD (apis/kueue/v1beta2/
+// provisioningrequestconfig_types.go markers); Kueue has no webhook for it.
+absl::Status ValidateProvisioningRequestConfig(
+    const ProvisioningRequestConfig& prc) {
+  KQ_RETURN_IF_ERROR(ValidateMeta(prc.meta, false));
+  constexpr char kClass[] = "spec.provisioningClassName";
+  const std::string& class_name = prc.provisioning_class_name;
+  if (class_name.empty()) return RequiredValue(kClass);
+  if (class_name.size() > 253) return TooLong(kClass, 253);
+  if (!MatchesDns1123Subdomain(class_name)) {
+    return InvalidValue(kClass, class_name,
+                        absl::StrCat(kClass, " in body should match '^",
+                                     kDns1123SubdomainFmt, "$'"));
+  }
+  if (prc.parameters.size() > 100) {
+    return TooMany("spec.parameters", prc.parameters.size(), 100);
+  }
+  for (const auto& [key, value] : prc.parameters) {
+    if (value.size() > 255) {
+      return TooLong(absl::StrCat("spec.parameters[", key, "]"), 255);
+    }
+  }
+  if (prc.managed_resources.size() > 100) {
+    return TooMany("spec.managedResources", prc.managed_resources.size(), 100);
+  }
+  // listType=set.
+  std::set<std::string> resources;
+  for (size_t i = 0; i < prc.managed_resources.size(); ++i) {
+    if (!resources.insert(prc.managed_resources[i]).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.managedResources[", i, "]: Duplicate value: \"",
+                       prc.managed_resources[i], "\""));
+    }
+  }
+  constexpr char kNodeSelector[] = "spec.podSetUpdates.nodeSelector";
+  const auto& selectors = prc.pod_set_updates_node_selector;
+  if (selectors.size() > 8) {
+    return TooMany(kNodeSelector, selectors.size(), 8);
+  }
+  // listType=map keyed by `key` (v1beta2, the storage version).
+  std::set<std::string> keys;
+  for (size_t i = 0; i < selectors.size(); ++i) {
+    const ProvisioningRequestPodSetUpdatesNodeSelector& s = selectors[i];
+    const std::string path = absl::StrCat(kNodeSelector, "[", i, "]");
+    if (s.key.empty()) return RequiredValue(path + ".key");
+    if (s.key.size() > 317) return TooLong(path + ".key", 317);
+    // ^(subdomain/)?name$ with no length limit on either part.
+    const size_t slash = s.key.find('/');
+    const bool key_ok =
+        slash == std::string::npos
+            ? MatchesQualifiedNamePart(s.key)
+            : MatchesDns1123Subdomain(
+                  absl::string_view(s.key).substr(0, slash)) &&
+                  MatchesQualifiedNamePart(
+                      absl::string_view(s.key).substr(slash + 1));
+    if (!key_ok) {
+      return InvalidValue(
+          path + ".key", s.key,
+          absl::StrCat(path,
+                       ".key in body should match '^([a-z0-9]([-a-z0-9]*[a-z0-"
+                       "9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-"
+                       "9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$'"));
+    }
+    if (s.value_from_provisioning_class_detail.empty()) {
+      return RequiredValue(path + ".valueFromProvisioningClassDetail");
+    }
+    if (s.value_from_provisioning_class_detail.size() > 32768) {
+      return TooLong(path + ".valueFromProvisioningClassDetail", 32768);
+    }
+    if (!keys.insert(s.key).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": Duplicate value: {\"key\":\"", s.key, "\"}"));
+    }
+  }
+  const std::string& policy = prc.pod_set_merge_policy;
+  if (!policy.empty() && policy != "IdenticalPodTemplates" &&
+      policy != "IdenticalWorkloadSchedulingRequirements") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.podSetMergePolicy: Unsupported value: \"", policy,
+                     "\": supported values: \"IdenticalPodTemplates\", "
+                     "\"IdenticalWorkloadSchedulingRequirements\""));
+  }
+  return absl::OkStatus();
+}
+
+// The CRD's x-kubernetes-validations of PodSetUpdate.tolerations, in the
+// order Kueue declares them.
+absl::Status ValidateUpdateTolerations(
+    absl::string_view path, const std::vector<Toleration>& tolerations) {
+  auto all = [&](auto rule) {
+    return std::all_of(tolerations.begin(), tolerations.end(), rule);
+  };
+  auto invalid = [&](absl::string_view message) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": Invalid value: \"array\": ", message));
+  };
+  if (!all([](const Toleration& t) {
+        return !t.key.empty() || t.op == "Exists";
+      })) {
+    return invalid(
+        "operator must be Exists when 'key' is empty, which means 'match all "
+        "values and all keys'");
+  }
+  if (!all([](const Toleration& t) {
+        return !t.toleration_seconds.has_value() || t.effect == "NoExecute";
+      })) {
+    return invalid(
+        "effect must be 'NoExecute' when 'tolerationSeconds' is set");
+  }
+  if (!all([](const Toleration& t) {
+        return t.op.empty() || t.op == "Equal" || t.op == "Exists";
+      })) {
+    return invalid("supported toleration values: 'Equal'(default), 'Exists'");
+  }
+  if (!all([](const Toleration& t) {
+        return t.op != "Exists" || t.value.empty();
+      })) {
+    return invalid("a value must be empty when 'operator' is 'Exists'");
+  }
+  if (!all([](const Toleration& t) {
+        return t.effect.empty() || t.effect == "NoSchedule" ||
+               t.effect == "PreferNoSchedule" || t.effect == "NoExecute";
+      })) {
+    return invalid(
+        "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', "
+        "'NoExecute'");
+  }
+  return absl::OkStatus();
+}
+
+// The string-valued entries of metadata.<field> of a pod template written
+// as JSON; empty when absent or unparsable (the codec writes it from a
+// Struct, so it parses).
+Labels TemplateMetadataMap(const std::string& template_json,
+                           const char* field) {
+  Labels out;
+  if (template_json.empty()) return out;
+  nlohmann::json parsed =
+      nlohmann::json::parse(template_json, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return out;
+  auto metadata = parsed.find("metadata");
+  if (metadata == parsed.end() || !metadata->is_object()) return out;
+  auto values = metadata->find(field);
+  if (values == metadata->end() || !values->is_object()) return out;
+  for (const auto& [key, value] : values->items()) {
+    if (value.is_string()) out[key] = value.get<std::string>();
+  }
+  return out;
+}
+
+// One map a pod set update merges into, and who put it there.
+struct MergeSource {
+  std::string who;
+  const Labels* values;
+};
 
 // The resource-group rules of Kueue's ClusterQueue/Cohort webhook that kq
 // enforces. Resource order within a flavor and omitted covered resources
@@ -335,23 +630,9 @@ absl::Status ValidateSubdomainName(absl::string_view path,
   if (name.size() > 253) {
     return Invalid(path, "must be no more than 253 characters");
   }
-  size_t start = 0;
-  while (true) {
-    size_t dot = name.find('.', start);
-    absl::string_view part = name.substr(start, dot == absl::string_view::npos
-                                                    ? absl::string_view::npos
-                                                    : dot - start);
-    if (!IsLabel(part)) {
-      return Invalid(
-          path,
-          absl::StrCat("\"", name,
-                       "\" is not a valid name: a lowercase RFC 1123 "
-                       "subdomain must consist of lower case alphanumeric "
-                       "characters, '-' or '.', and must start and end with "
-                       "an alphanumeric character"));
-    }
-    if (dot == absl::string_view::npos) break;
-    start = dot + 1;
+  if (!MatchesDns1123Subdomain(name)) {
+    return Invalid(path, absl::StrCat("\"", name, "\" is not a valid name: ",
+                                      kDns1123SubdomainErrMsg));
   }
   return absl::OkStatus();
 }
@@ -412,6 +693,8 @@ absl::Status ValidateConfigObject(const ConfigObject& object) {
           return ValidateWeight(o.fair_sharing_weight);
         } else if constexpr (std::is_same_v<T, WorkloadPriorityClass>) {
           return ValidateMeta(o.meta, false);
+        } else if constexpr (std::is_same_v<T, ProvisioningRequestConfig>) {
+          return ValidateProvisioningRequestConfig(o);
         } else {
           static_assert(std::is_same_v<T, AdmissionCheck>);
           KQ_RETURN_IF_ERROR(ValidateMeta(o.meta, false));
@@ -426,6 +709,171 @@ absl::Status ValidateConfigObject(const ConfigObject& object) {
         }
       },
       object);
+}
+
+absl::Status ValidateLabels(absl::string_view path, const Labels& labels) {
+  for (const auto& [key, value] : labels) {
+    const std::vector<std::string> key_errors = QualifiedNameErrors(key);
+    if (!key_errors.empty()) return InvalidValue(path, key, key_errors[0]);
+    const std::vector<std::string> value_errors = LabelValueErrors(value);
+    if (!value_errors.empty()) {
+      return InvalidValue(path, value, value_errors[0]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateAnnotations(absl::string_view path,
+                                 const Labels& annotations) {
+  constexpr size_t kTotalAnnotationSizeLimit = 256 * 1024;
+  size_t total = 0;
+  for (const auto& [key, value] : annotations) {
+    const std::vector<std::string> errors =
+        QualifiedNameErrors(absl::AsciiStrToLower(key));
+    if (!errors.empty()) return InvalidValue(path, key, errors[0]);
+    total += key.size() + value.size();
+  }
+  if (total > kTotalAnnotationSizeLimit) {
+    return TooLong(path, kTotalAnnotationSizeLimit);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePodSetUpdates(const Workload& wl, size_t check_index,
+                                   const std::vector<PodSetUpdate>& updates) {
+  const std::string base =
+      absl::StrCat("status.admissionChecks[", check_index, "].podSetUpdates");
+  // The CRD's schema first, as the API server checks it before webhooks.
+  if (updates.size() > 18) return TooMany(base, updates.size(), 18);
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const std::string path = absl::StrCat(base, "[", i, "].tolerations");
+    if (updates[i].tolerations.size() > 8) {
+      return TooMany(path, updates[i].tolerations.size(), 8);
+    }
+    KQ_RETURN_IF_ERROR(ValidateUpdateTolerations(path, updates[i].tolerations));
+  }
+  // Kueue's validatePodSetUpdates.
+  std::set<std::string> known;
+  for (const PodSet& ps : wl.pod_sets) known.insert(ps.name);
+  std::vector<std::string> supported;
+  for (const std::string& name : known) {
+    supported.push_back(absl::StrCat("\"", name, "\""));
+  }
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const PodSetUpdate& update = updates[i];
+    const std::string path = absl::StrCat(base, "[", i, "]");
+    if (!known.count(update.name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ".name: Unsupported value: \"", update.name,
+          "\": supported values: ", absl::StrJoin(supported, ", ")));
+    }
+    for (size_t t = 0; t < update.tolerations.size(); ++t) {
+      const std::string& key = update.tolerations[t].key;
+      if (key.empty()) continue;
+      const std::vector<std::string> errors = QualifiedNameErrors(key);
+      if (!errors.empty()) {
+        return InvalidValue(absl::StrCat(path, ".tolerations[", t, "].key"),
+                            key, errors[0]);
+      }
+    }
+    KQ_RETURN_IF_ERROR(
+        ValidateAnnotations(path + ".annotations", update.annotations));
+    KQ_RETURN_IF_ERROR(
+        ValidateLabels(path + ".nodeSelector", update.node_selector));
+    KQ_RETURN_IF_ERROR(ValidateLabels(path + ".labels", update.labels));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPodSetUpdateConflicts(
+    const Workload& wl, size_t check_index,
+    const std::vector<PodSetUpdate>& updates,
+    const std::map<std::string, ResourceFlavor>& flavors) {
+  // The update of pod set `name` in a check's list that Kueue merges: the
+  // first (getPodSetsInfoFromStatus stops there).
+  auto first_update = [](const std::vector<PodSetUpdate>& list,
+                         const std::string& name) -> const PodSetUpdate* {
+    for (const PodSetUpdate& u : list) {
+      if (u.name == name) return &u;
+    }
+    return nullptr;
+  };
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const PodSetUpdate& update = updates[i];
+    if (first_update(updates, update.name) != &update) continue;
+    const PodSet* pod_set = nullptr;
+    for (const PodSet& ps : wl.pod_sets) {
+      if (ps.name == update.name) pod_set = &ps;
+    }
+    if (pod_set == nullptr) continue;  // ValidatePodSetUpdates refuses it
+    // Kueue's merge order: the assignment's flavors, its pod set label,
+    // every check's update, then the template.
+    std::vector<MergeSource> node_selectors, labels, annotations;
+    std::vector<Labels> flavor_labels;
+    std::vector<std::string> flavor_names;
+    if (HoldsQuota(wl)) {
+      for (const PodSetAssignment& psa : wl.admission->pod_set_assignments) {
+        if (psa.name != update.name) continue;
+        std::set<std::string> seen;
+        for (const auto& [resource, flavor] : psa.flavors) {
+          if (!seen.insert(flavor).second) continue;
+          auto it = flavors.find(flavor);
+          if (it == flavors.end()) continue;
+          flavor_labels.push_back(it->second.node_labels);
+          flavor_names.push_back(flavor);
+        }
+      }
+    }
+    for (size_t f = 0; f < flavor_labels.size(); ++f) {
+      node_selectors.push_back(
+          {absl::StrCat("the nodeLabels of ResourceFlavor \"", flavor_names[f],
+                        "\""),
+           &flavor_labels[f]});
+    }
+    const Labels pod_set_label = {{"kueue.x-k8s.io/podset", update.name}};
+    labels.push_back({"Kueue's pod set label", &pod_set_label});
+    for (size_t c = 0; c < wl.admission_checks.size(); ++c) {
+      if (c == check_index) continue;
+      const AdmissionCheckState& other = wl.admission_checks[c];
+      const PodSetUpdate* theirs =
+          first_update(other.pod_set_updates, update.name);
+      if (theirs == nullptr) continue;
+      const std::string who = absl::StrCat(
+          "the podSetUpdates of admission check \"", other.name, "\"");
+      node_selectors.push_back({who, &theirs->node_selector});
+      labels.push_back({who, &theirs->labels});
+      annotations.push_back({who, &theirs->annotations});
+    }
+    const Labels template_labels =
+        TemplateMetadataMap(pod_set->template_json, "labels");
+    const Labels template_annotations =
+        TemplateMetadataMap(pod_set->template_json, "annotations");
+    const std::string tmpl = "the pod set's template";
+    node_selectors.push_back({tmpl, &pod_set->node_selector});
+    labels.push_back({tmpl, &template_labels});
+    annotations.push_back({tmpl, &template_annotations});
+
+    const std::string path = absl::StrCat(
+        "status.admissionChecks[", check_index, "].podSetUpdates[", i, "]");
+    for (const auto& [field, values, sources] :
+         {std::tuple<const char*, const Labels*, std::vector<MergeSource>*>{
+              "annotations", &update.annotations, &annotations},
+          {"labels", &update.labels, &labels},
+          {"nodeSelector", &update.node_selector, &node_selectors}}) {
+      for (const auto& [key, value] : *values) {
+        for (const MergeSource& source : *sources) {
+          auto existing = source.values->find(key);
+          if (existing == source.values->end() || existing->second == value) {
+            continue;
+          }
+          return absl::InvalidArgumentError(absl::StrCat(
+              path, ".", field, "[", key, "]: Invalid value: \"", value,
+              "\": conflicts with \"", existing->second, "\" in ", source.who));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateWorkload(const Workload& wl) {

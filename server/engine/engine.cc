@@ -545,17 +545,19 @@ absl::StatusOr<Workload> Engine::Finish(const NamespacedName& key,
 absl::StatusOr<Workload> Engine::SetAdmissionCheckState(
     const NamespacedName& key, const std::string& check,
     const std::string& state, const std::string& message,
-    std::optional<int32_t> requeue_after_seconds) {
-  return ChangeWorkload(key,
-                        [this, key, check, state, message,
-                         requeue_after_seconds]() -> absl::Status {
-                          KQ_RETURN_IF_ERROR(CheckUnfinished(key));
-                          return state_
-                              .SetAdmissionCheckState(
-                                  key, check, state, message,
-                                  requeue_after_seconds, batch_now_)
-                              .status();
-                        });
+    std::optional<int32_t> requeue_after_seconds,
+    std::vector<PodSetUpdate> pod_set_updates) {
+  return ChangeWorkload(
+      key,
+      [this, key, check, state, message, requeue_after_seconds,
+       pod_set_updates = std::move(pod_set_updates)]() -> absl::Status {
+        KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+        return state_
+            .SetAdmissionCheckState(key, check, state, message,
+                                    requeue_after_seconds, batch_now_,
+                                    pod_set_updates)
+            .status();
+      });
 }
 
 bool Engine::Post(Command command) {

@@ -45,7 +45,7 @@ struct EngineOptions {
   size_t max_batch = 4096;
   // Scheduling passes stop after this long in one batch; the rest runs in
   // the next batch.
-  absl::Duration pass_budget = absl::Milliseconds(200);
+  absl::Duration pass_budget = absl::Milliseconds(20);
   // Watch events kept in memory.
   size_t event_log_capacity = 100000;
   // The Kueue Configuration's admission settings (validated).
@@ -161,13 +161,15 @@ class Engine {
   // (see admission::AdmissionState::SetAdmissionCheckState): Ready admits
   // once all checks are Ready, Retry evicts and requeues after
   // `requeue_after_seconds`, Rejected deactivates. Returns the workload
-  // after the batch's scheduling passes. NotFound for an unknown workload
-  // or a check not in its status.admissionChecks; FailedPrecondition when
-  // it finished; InvalidArgument for an unknown state.
+  // after the batch's scheduling passes. `pod_set_updates` replace the
+  // check's podSetUpdates. NotFound for an unknown workload or a check not
+  // in its status.admissionChecks; FailedPrecondition when it finished;
+  // InvalidArgument for an unknown state or refused pod set updates.
   absl::StatusOr<Workload> SetAdmissionCheckState(
       const NamespacedName& key, const std::string& check,
       const std::string& state, const std::string& message,
-      std::optional<int32_t> requeue_after_seconds);
+      std::optional<int32_t> requeue_after_seconds,
+      std::vector<PodSetUpdate> pod_set_updates = {});
 
   // The runner handshake (admission::AdmissionState::Heartbeat): attach or
   // renew a lease; learn to stop; confirm the stop. FailedPrecondition also

@@ -68,19 +68,14 @@ bool InCohortCycle(const ClusterQueueSnapshot& cq) {
 class ClassicalSearch {
  public:
   ClassicalSearch(cache::Cache& cache, ClusterQueueSnapshot& cq,
-                  const Preemptor& preemptor,
-                  absl::Span<const Workload* const> holding_quota,
+                  const Preemptor& preemptor, const HoldingQuota& holders,
                   absl::Time now, const Features& features)
       : cache_(cache),
         cq_(cq),
         preemptor_(preemptor),
+        holders_(holders),
         now_(now),
-        features_(features) {
-    for (const Workload* workload : holding_quota) {
-      if (workload == nullptr || !workload->admission.has_value()) continue;
-      by_cluster_queue_[workload->admission->cluster_queue].push_back(workload);
-    }
-  }
+        features_(features) {}
 
   std::vector<Target> Run() {
     BuildCandidates();
@@ -199,9 +194,7 @@ class ClassicalSearch {
                               const CohortSnapshot* lca,
                               bool hierarchical_advantage,
                               std::vector<Element>* result) const {
-    auto it = by_cluster_queue_.find(cq.name());
-    if (it == by_cluster_queue_.end()) return;
-    for (const Workload* workload : it->second) {
+    for (const Workload* workload : holders_.InClusterQueue(cq.name())) {
       Variant variant = Classify(*workload, cq.name(), hierarchical_advantage);
       if (variant == Variant::kNever) continue;
       result->push_back(
@@ -351,10 +344,9 @@ class ClassicalSearch {
   cache::Cache& cache_;
   ClusterQueueSnapshot& cq_;
   const Preemptor& preemptor_;
+  const HoldingQuota& holders_;
   const absl::Time now_;
   const Features features_;
-  // Workloads holding quota, by ClusterQueue, in input order.
-  std::map<std::string, std::vector<const Workload*>> by_cluster_queue_;
   // The whole candidate sequence, in the order it is tried.
   std::vector<Element> candidates_;
   bool no_candidate_from_other_queues_ = true;
@@ -404,14 +396,22 @@ bool IsBorrowingWithinCohortForbidden(const ClusterQueue& cluster_queue) {
          cluster_queue.preemption.borrow_within_cohort_policy == kPolicyNever;
 }
 
+std::vector<Target> ClassicalTargets(cache::Cache& cache,
+                                     const Preemptor& preemptor,
+                                     const HoldingQuota& holders,
+                                     absl::Time now, const Features& features) {
+  ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
+  if (cq == nullptr || preemptor.workload == nullptr) return {};
+  ClassicalSearch search(cache, *cq, preemptor, holders, now, features);
+  return search.Run();
+}
+
 std::vector<Target> ClassicalTargets(
     cache::Cache& cache, const Preemptor& preemptor,
     absl::Span<const Workload* const> holding_quota, absl::Time now,
     const Features& features) {
-  ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
-  if (cq == nullptr || preemptor.workload == nullptr) return {};
-  ClassicalSearch search(cache, *cq, preemptor, holding_quota, now, features);
-  return search.Run();
+  return ClassicalTargets(cache, preemptor, HoldingQuota(holding_quota), now,
+                          features);
 }
 
 }  // namespace kq::preemption

@@ -28,6 +28,7 @@
 
 #include "server/cache/cache.h"
 #include "server/core/objects.h"
+#include "server/preemption/holders.h"
 #include "server/preemption/priority.h"
 
 namespace kq::preemption {
@@ -75,6 +76,11 @@ struct Target {
 // a QuotaReserved=True condition when ordering candidates. The
 // preemptor's ClusterQueue must exist in `cache` (otherwise no targets).
 // `cache` is mutated while searching and left as it was.
+std::vector<Target> ClassicalTargets(cache::Cache& cache,
+                                     const Preemptor& preemptor,
+                                     const HoldingQuota& holders,
+                                     absl::Time now, const Features& features);
+// The same over a list of the workloads holding quota (indexed per call).
 std::vector<Target> ClassicalTargets(
     cache::Cache& cache, const Preemptor& preemptor,
     absl::Span<const Workload* const> holding_quota, absl::Time now,

@@ -89,20 +89,15 @@ void CollectSubtreeClusterQueues(
 class FairSearch {
  public:
   FairSearch(cache::Cache& cache, ClusterQueueSnapshot& cq,
-             const Preemptor& preemptor,
-             absl::Span<const Workload* const> holding_quota, absl::Time now,
-             const Features& features, FairSearchStats* stats)
+             const Preemptor& preemptor, const HoldingQuota& holders,
+             absl::Time now, const Features& features, FairSearchStats* stats)
       : cache_(cache),
         cq_(cq),
         preemptor_(preemptor),
         now_(now),
         features_(features),
-        stats_(stats) {
-    for (const Workload* workload : holding_quota) {
-      if (workload == nullptr || !workload->admission.has_value()) continue;
-      by_cluster_queue_[workload->admission->cluster_queue].push_back(workload);
-    }
-  }
+        stats_(stats),
+        holders_(holders) {}
 
   std::vector<Target> Run(const std::vector<Strategy>& strategies) {
     std::vector<Candidate> candidates = FindCandidates();
@@ -161,9 +156,7 @@ class FairSearch {
   void AppendCandidates(const ClusterQueueSnapshot& cq,
                         const std::string& policy,
                         std::vector<Candidate>* out) const {
-    auto it = by_cluster_queue_.find(cq.name());
-    if (it == by_cluster_queue_.end()) return;
-    for (const Workload* workload : it->second) {
+    for (const Workload* workload : holders_.InClusterQueue(cq.name())) {
       if (!SatisfiesPreemptionPolicy(*preemptor_.workload, *workload, policy,
                                      features_) ||
           !WorkloadUsesResources(*workload, preemptor_.frs_need_preemption)) {
@@ -333,21 +326,29 @@ class FairSearch {
   const absl::Time now_;
   const Features features_;
   FairSearchStats* stats_;
-  // Workloads holding quota, by ClusterQueue, in input order.
-  std::map<std::string, std::vector<const Workload*>> by_cluster_queue_;
+  const HoldingQuota& holders_;
 };
 
 }  // namespace
+
+std::vector<Target> FairTargets(cache::Cache& cache, const Preemptor& preemptor,
+                                const HoldingQuota& holders, absl::Time now,
+                                const Features& features,
+                                const FairSharingConfig& config,
+                                FairSearchStats* stats) {
+  ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
+  if (cq == nullptr || preemptor.workload == nullptr) return {};
+  FairSearch search(cache, *cq, preemptor, holders, now, features, stats);
+  return search.Run(ParseStrategies(config));
+}
 
 std::vector<Target> FairTargets(cache::Cache& cache, const Preemptor& preemptor,
                                 absl::Span<const Workload* const> holding_quota,
                                 absl::Time now, const Features& features,
                                 const FairSharingConfig& config,
                                 FairSearchStats* stats) {
-  ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
-  if (cq == nullptr || preemptor.workload == nullptr) return {};
-  FairSearch search(cache, *cq, preemptor, holding_quota, now, features, stats);
-  return search.Run(ParseStrategies(config));
+  return FairTargets(cache, preemptor, HoldingQuota(holding_quota), now,
+                     features, config, stats);
 }
 
 }  // namespace kq::preemption

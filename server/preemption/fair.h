@@ -68,6 +68,12 @@ struct FairSearchStats {
 // default [S2-a, S2-b]. `stats`, when not null, receives what was
 // evaluated. `cache` is mutated while searching and left as it was.
 std::vector<Target> FairTargets(cache::Cache& cache, const Preemptor& preemptor,
+                                const HoldingQuota& holders, absl::Time now,
+                                const Features& features,
+                                const FairSharingConfig& config,
+                                FairSearchStats* stats = nullptr);
+// The same over a list of the workloads holding quota (indexed per call).
+std::vector<Target> FairTargets(cache::Cache& cache, const Preemptor& preemptor,
                                 absl::Span<const Workload* const> holding_quota,
                                 absl::Time now, const Features& features,
                                 const FairSharingConfig& config,

@@ -17,11 +17,10 @@ std::set<cache::FlavorResource> FlavorResourcesNeedPreemption(
   return frs;
 }
 
-Oracle::Oracle(cache::Cache& cache, std::vector<const Workload*> holding_quota,
-               absl::Time now, Features features,
-               std::optional<FairSharingConfig> fair_sharing)
+Oracle::Oracle(cache::Cache& cache, const HoldingQuota& holders, absl::Time now,
+               Features features, std::optional<FairSharingConfig> fair_sharing)
     : cache_(cache),
-      holding_quota_(std::move(holding_quota)),
+      holders_(holders),
       now_(now),
       features_(features),
       fair_sharing_(std::move(fair_sharing)) {}
@@ -35,10 +34,10 @@ std::vector<Target> Oracle::Search(const std::string& cluster_queue,
                       .requests = std::move(requests),
                       .frs_need_preemption = std::move(frs)};
   if (fair_sharing_.has_value()) {
-    return FairTargets(cache_, preemptor, holding_quota_, now_, features_,
+    return FairTargets(cache_, preemptor, holders_, now_, features_,
                        *fair_sharing_);
   }
-  return ClassicalTargets(cache_, preemptor, holding_quota_, now_, features_);
+  return ClassicalTargets(cache_, preemptor, holders_, now_, features_);
 }
 
 scheduler::PreemptionSimulation Oracle::SimulatePreemption(

@@ -42,12 +42,13 @@ std::set<cache::FlavorResource> FlavorResourcesNeedPreemption(
 // and restored before it returns. Thread-compatible.
 class Oracle final : public scheduler::PreemptionOracle {
  public:
-  // `holding_quota` are the workloads whose usage `cache` holds (see
-  // ClassicalTargets); `now` and `features` are passed on to the search.
-  // `fair_sharing`, when set, makes the search Kueue's fair-sharing one
-  // (FairTargets with its strategies); otherwise it is classical.
-  Oracle(cache::Cache& cache, std::vector<const Workload*> holding_quota,
-         absl::Time now, Features features = {},
+  // `holders` are the workloads whose usage `cache` holds (see
+  // ClassicalTargets), indexed by ClusterQueue; it must outlive the oracle;
+  // `now` and `features` are passed on to the search. `fair_sharing`, when set,
+  // makes the search Kueue's fair-sharing one (FairTargets with its
+  // strategies); otherwise it is classical.
+  Oracle(cache::Cache& cache, const HoldingQuota& holders, absl::Time now,
+         Features features = {},
          std::optional<FairSharingConfig> fair_sharing = std::nullopt);
 
   // Kueue's SimulatePreemption: searches targets for `quantity` of `fr`
@@ -71,7 +72,7 @@ class Oracle final : public scheduler::PreemptionOracle {
                              std::set<cache::FlavorResource> frs) const;
 
   cache::Cache& cache_;
-  std::vector<const Workload*> holding_quota_;
+  const HoldingQuota& holders_;
   absl::Time now_;
   Features features_;
   std::optional<FairSharingConfig> fair_sharing_;

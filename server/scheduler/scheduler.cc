@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 
+// Constants only (preemption links against the scheduler, not back).
+#include "server/preemption/policy.h"
 #include "server/scheduler/fair_sharing_iterator.h"
 #include "server/scheduler/podset_reducer.h"
 
@@ -47,6 +49,78 @@ int64_t GenerationOf(const SchedulingContext& context,
   if (context.cluster_queue_generations == nullptr) return 0;
   auto it = context.cluster_queue_generations->find(cluster_queue);
   return it == context.cluster_queue_generations->end() ? 0 : it->second;
+}
+
+// The equivalence key of a head for NominationMemo: everything the flavor
+// assigner and the preemption searches read of the workload. The pod
+// template is not read (its requests are in `requests`); the queue-order
+// time only matters to LowerOrNewerEqualPriority.
+std::string NominationKey(const Workload& wl,
+                          const cache::ClusterQueueSnapshot& cq) {
+  std::string key = cq.name();
+  absl::StrAppend(&key, "\x1f", wl.priority);
+  if (cq.spec.preemption.within_cluster_queue ==
+          preemption::kPolicyLowerOrNewerEqualPriority ||
+      cq.spec.preemption.reclaim_within_cohort ==
+          preemption::kPolicyLowerOrNewerEqualPriority) {
+    absl::StrAppend(&key,
+                    "\x1f"
+                    "t",
+                    absl::ToUnixNanos(QueueOrderTimestamp(wl)));
+  }
+  for (const auto& [name, value] : wl.meta.annotations) {
+    // Kueue's priority boost (a feature gate) adds to the priority.
+    if (name == preemption::kPriorityBoostAnnotation) {
+      absl::StrAppend(&key,
+                      "\x1f"
+                      "b",
+                      value);
+    }
+  }
+  for (const auto& [pod_set, count] : wl.reclaimable_pods) {
+    absl::StrAppend(&key,
+                    "\x1f"
+                    "r",
+                    pod_set, "=", count);
+  }
+  for (const PodSet& ps : wl.pod_sets) {
+    absl::StrAppend(&key,
+                    "\x1e"
+                    "p",
+                    ps.name, "\x1f", ps.count, "\x1f",
+                    ps.min_count.value_or(-1));
+    for (const auto& [resource, quantity] : ps.requests) {
+      absl::StrAppend(&key, "\x1f", resource, "=", quantity.milli());
+    }
+    for (const auto& [label, value] : ps.node_selector) {
+      absl::StrAppend(&key,
+                      "\x1f"
+                      "n",
+                      label, "=", value);
+    }
+    for (const Toleration& t : ps.tolerations) {
+      absl::StrAppend(&key,
+                      "\x1f"
+                      "t",
+                      t.key, "\x1d", t.op, "\x1d", t.value, "\x1d", t.effect,
+                      "\x1d", t.toleration_seconds.value_or(-1));
+    }
+    for (const NodeSelectorTerm& term : ps.required_node_affinity) {
+      absl::StrAppend(&key,
+                      "\x1f"
+                      "a");
+      for (const LabelSelectorRequirement& r : term.match_expressions) {
+        absl::StrAppend(&key,
+                        "\x1d"
+                        "",
+                        r.key, "\x1c", r.op);
+        for (const std::string& v : r.values) {
+          absl::StrAppend(&key, "\x1c", v);
+        }
+      }
+    }
+  }
+  return key;
 }
 
 // Kueue's getInitialAssignments: the full assignment when it fits, or when
@@ -228,7 +302,31 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                                  context.scheduling_cycle)) {
         last = nullptr;
       }
-      Nomination nomination = InitialAssignment(wl, *cq, context, oracle, last);
+      Nomination nomination;
+      // Only heads whose scans start at the first flavor are equivalent by
+      // their key: a bookmark with every scan finished (-1) starts there
+      // too.
+      std::string memo_key;
+      const Assignment* memoised = nullptr;
+      if (context.nomination_memo != nullptr &&
+          (last == nullptr || !last->PendingFlavors())) {
+        memo_key = NominationKey(wl, *cq);
+        memoised = context.nomination_memo->Find(memo_key);
+      }
+      if (memoised != nullptr) {
+        nomination.assignment = *memoised;
+        // What a fresh assignment would stamp on its bookmark.
+        nomination.assignment.last_state.cluster_queue_generation =
+            GenerationOf(context, cq->name());
+        nomination.assignment.last_state.scheduling_cycle =
+            context.scheduling_cycle;
+      } else {
+        nomination = InitialAssignment(wl, *cq, context, oracle, last);
+        if (!memo_key.empty() && nomination.targets.empty()) {
+          context.nomination_memo->Insert(std::move(memo_key),
+                                          nomination.assignment);
+        }
+      }
       entries.push_back(Entry{&head, cq, std::move(nomination.assignment),
                               std::move(nomination.targets)});
       continue;

@@ -8,8 +8,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 
 #include "server/cache/cache.h"
@@ -73,6 +75,39 @@ struct CycleResult {
   std::vector<EntryResult> entries;
 };
 
+// Flavor assignments (with no preemption targets) of earlier passes, valid
+// as long as the quota tree they were computed over is unchanged: a pass
+// that admits or preempts nothing leaves the tree as it was, so the next
+// pass's heads that ask for the same thing (same ClusterQueue, pod sets,
+// priority, and queue-order time where the preemption policies compare
+// it) get the same nomination without running the flavor assigner and the
+// preemption search again. This is what keeps a cycle over a deep queue of
+// heads that do not fit (a ClusterQueue with thousands pending behind full
+// quota) cheap: Kueue re-evaluates each of them from scratch. The owner
+// must Clear() it whenever the tree, the objects or the pass's inputs
+// change (RunPasses keeps one per call and clears it after every pass that
+// admits or preempts). Thread-compatible.
+class NominationMemo {
+ public:
+  // The memoised assignment for `key`, or null.
+  const Assignment* Find(const std::string& key) {
+    auto it = assignments_.find(key);
+    if (it == assignments_.end()) return nullptr;
+    ++hits_;
+    return &it->second;
+  }
+  void Insert(std::string key, Assignment assignment) {
+    assignments_.insert_or_assign(std::move(key), std::move(assignment));
+  }
+  void Clear() { assignments_.clear(); }
+  size_t size() const { return assignments_.size(); }
+  int64_t hits() const { return hits_; }
+
+ private:
+  absl::flat_hash_map<std::string, Assignment> assignments_;
+  int64_t hits_ = 0;
+};
+
 // What the pass reads besides the cache. All references must outlive the
 // call.
 struct SchedulingContext {
@@ -101,6 +136,9 @@ struct SchedulingContext {
   // How pod requests become quota requests (Kueue's Configuration
   // resources); null: as written, undeclared resources block.
   const ResourceConfig* resources = nullptr;
+  // Nominations computed over the quota tree as it is now, by equivalence
+  // key; see NominationMemo. Null: every head is assigned from scratch.
+  NominationMemo* nomination_memo = nullptr;
 };
 
 // Runs one pass over `heads`: nominates each (checks the queue is active

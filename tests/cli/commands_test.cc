@@ -218,11 +218,11 @@ metadata:
   name: gpu-a100
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
-kind: ProvisioningRequestConfig
+kind: MultiKueueConfig
 metadata:
-  name: gpu-provision-config
+  name: multikueue-config
 spec:
-  provisioningClassName: queued-provisioning.gke.io
+  clusters: [worker1]
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
@@ -233,10 +233,9 @@ spec:
 )yaml"}},
                   "team-ml"),
             kExitError);
-  EXPECT_THAT(
-      err_.str(),
-      StartsWith("error: mixed.yaml: document 2 (ProvisioningRequestConfig "
-                 "gpu-provision-config): "));
+  EXPECT_THAT(err_.str(),
+              StartsWith("error: mixed.yaml: document 2 (MultiKueueConfig "
+                         "multikueue-config): "));
   EXPECT_EQ(out_.str(),
             "resourceflavor.kueue.x-k8s.io/gpu-a100 created\n"
             "localqueue.kueue.x-k8s.io/ml-jobs created\n");
@@ -316,6 +315,48 @@ spec:
             "kq: INVALID_ARGUMENT: Workload \"job-no-namespace\": "
             "metadata.namespace: required\n");
   EXPECT_EQ(out_.str(), "");
+}
+
+TEST_F(CommandsTest, ApplyAndGetProvisioningRequestConfig) {
+  ASSERT_EQ(Apply({{"prov.yaml", R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata:
+  name: provision-gpu-nodes
+spec:
+  controllerName: kueue.x-k8s.io/provisioning-request
+  parameters:
+    apiGroup: kueue.x-k8s.io
+    kind: ProvisioningRequestConfig
+    name: gpu-provision-config
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ProvisioningRequestConfig
+metadata:
+  name: gpu-provision-config
+spec:
+  provisioningClassName: queued-provisioning.gke.io
+  managedResources: [nvidia.com/gpu]
+)yaml"}}),
+            kExitOk)
+      << err_.str();
+  EXPECT_EQ(out_.str(),
+            "admissioncheck.kueue.x-k8s.io/provision-gpu-nodes created\n"
+            "provisioningrequestconfig.kueue.x-k8s.io/gpu-provision-config "
+            "created\n");
+  Clear();
+  ASSERT_EQ(Get({.kind = "provreqconfig", .output = "name"}), kExitOk)
+      << err_.str();
+  EXPECT_EQ(out_.str(),
+            "provisioningrequestconfig.kueue.x-k8s.io/gpu-provision-config\n");
+  Clear();
+  ASSERT_EQ(
+      Get({.kind = "prc", .name = "gpu-provision-config", .output = "yaml"}),
+      kExitOk)
+      << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("kind: ProvisioningRequestConfig"));
+  EXPECT_THAT(out_.str(),
+              HasSubstr("provisioningClassName: queued-provisioning.gke.io"));
 }
 
 TEST_F(CommandsTest, GetOneObjectAsJsonIsTheKueueObject) {

@@ -90,6 +90,47 @@ Status:
 )"));
 }
 
+TEST(DescribeWorkloadTest, AdmissionCheckPodSetUpdates) {
+  v1::Workload workload = testing::AdmittedWorkload();
+  v1::AdmissionCheckState* prov =
+      workload.mutable_status()->add_admission_checks();
+  prov->set_name("prov");
+  prov->set_state("Ready");
+  prov->set_message("provisioned");
+  v1::PodSetUpdate* update = prov->add_pod_set_updates();
+  update->set_name("main");
+  (*update->mutable_annotations())
+      ["autoscaling.x-k8s.io/consume-provisioning-request"] = "wl-prov-1";
+  (*update->mutable_node_selector())["cloud.google.com/gke-nodepool"] =
+      "pool-1";
+  v1::Toleration* toleration = update->add_tolerations();
+  toleration->set_key("nvidia.com/gpu");
+  toleration->set_operator_("Exists");
+  toleration->set_effect("NoSchedule");
+  v1::AdmissionCheckState* other =
+      workload.mutable_status()->add_admission_checks();
+  other->set_name("other");
+  other->set_state("Ready");
+  const std::string got = DescribeWorkload(workload, kNow);
+  EXPECT_NE(got.find(R"(
+  Admission Checks:
+    Name   State  Message
+    ----   -----  -------
+    prov   Ready  provisioned
+    other  Ready
+  Pod Set Updates:
+    prov:
+      main:
+        Labels:         <none>
+        Annotations:    autoscaling.x-k8s.io/consume-provisioning-request=wl-prov-1
+        Node Selector:  cloud.google.com/gke-nodepool=pool-1
+        Tolerations:    nvidia.com/gpu:NoSchedule op=Exists
+  Conditions:
+)"),
+            std::string::npos)
+      << got;
+}
+
 TEST(DescribeObjectTest, ClusterQueue) {
   EXPECT_EQ(DescribeObject(testing::TrainingQueue(), kNow), Golden(R"(
 Name:         ai-training-queue
@@ -220,6 +261,34 @@ Spec:
     Name:       gpu-provision-config
 Status:
   Conditions:  <none>
+)"));
+}
+
+TEST(DescribeObjectTest, ProvisioningRequestConfig) {
+  EXPECT_EQ(DescribeObject(testing::GpuProvisionConfig(), kNow), Golden(R"(
+Name:         gpu-provision-config
+Namespace:
+Labels:       <none>
+Annotations:  <none>
+API Version:  kueue.x-k8s.io/v1beta1
+Kind:         ProvisioningRequestConfig
+Metadata:
+  Creation Timestamp:  2023-11-14T15:13:20Z (7h ago)
+  Resource Version:    5
+Spec:
+  Provisioning Class Name:  queued-provisioning.gke.io
+  Parameters:               ValidUntilSeconds=3600
+  Managed Resources:        nvidia.com/gpu
+  Retry Strategy:
+    Backoff Limit Count:   3
+    Backoff Base Seconds:  60
+    Backoff Max Seconds:   1800
+  Pod Set Updates:
+    Node Selector:
+      Key                            Value From Provisioning Class Detail
+      ---                            ------------------------------------
+      cloud.google.com/gke-nodepool  NodePoolName
+  Pod Set Merge Policy:  IdenticalWorkloadSchedulingRequirements
 )"));
 }
 

@@ -80,9 +80,9 @@ const v1::ObjectMeta& Metadata(const v1::ConfigObject& object) {
 }
 
 bool IsKnownKind(const std::string& kind) {
-  for (const char* known :
-       {"Namespace", "ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue",
-        "WorkloadPriorityClass", "AdmissionCheck"}) {
+  for (const char* known : {"Namespace", "ResourceFlavor", "ClusterQueue",
+                            "Cohort", "LocalQueue", "WorkloadPriorityClass",
+                            "AdmissionCheck", "ProvisioningRequestConfig"}) {
     if (kind == known) {
       return true;
     }

@@ -36,6 +36,13 @@ TEST(ResolveKindTest, AcceptsKubectlForms) {
       {"wpc", Kind::kWorkloadPriorityClass},
       {"admissionchecks", Kind::kAdmissionCheck},
       {"ac", Kind::kAdmissionCheck},
+      {"provisioningrequestconfigs", Kind::kProvisioningRequestConfig},
+      {"ProvisioningRequestConfig", Kind::kProvisioningRequestConfig},
+      {"prc", Kind::kProvisioningRequestConfig},
+      {"provreqconfig", Kind::kProvisioningRequestConfig},
+      {"provreqconfigs", Kind::kProvisioningRequestConfig},
+      {"provisioningrequestconfigs.kueue.x-k8s.io",
+       Kind::kProvisioningRequestConfig},
       {"workloads", Kind::kWorkload},
       {"wl", Kind::kWorkload},
       {"kwl", Kind::kWorkload},
@@ -71,6 +78,16 @@ TEST(KindsTest, MetadataOfEveryOneofMember) {
   EXPECT_EQ(MetadataOf(testing::TeamMlNamespace()).name(), "team-ml");
   EXPECT_EQ(MetadataOf(v1::ConfigObject()).name(), "");
   EXPECT_EQ(*KindOf(testing::ProvisioningCheck()), Kind::kAdmissionCheck);
+  EXPECT_EQ(*KindOf(testing::GpuProvisionConfig()),
+            Kind::kProvisioningRequestConfig);
+  EXPECT_EQ(MetadataOf(testing::GpuProvisionConfig()).name(),
+            "gpu-provision-config");
+  v1::ConfigObject config = testing::GpuProvisionConfig();
+  MutableMetadataOf(&config)->set_name("renamed");
+  EXPECT_EQ(config.provisioning_request_config().metadata().name(), "renamed");
+  EXPECT_EQ(QualifiedName(Kind::kProvisioningRequestConfig, "c"),
+            "provisioningrequestconfig.kueue.x-k8s.io/c");
+  EXPECT_FALSE(InfoOf(Kind::kProvisioningRequestConfig).namespaced);
   EXPECT_FALSE(KindOf(v1::ConfigObject()).ok());
 }
 

@@ -115,6 +115,19 @@ INSTANTIATE_TEST_SUITE_P(
                  "AGE\n"
                  "provision-gpu-nodes   kueue.x-k8s.io/provisioning-request   "
                  "7h5m\n"},
+        {.name = "provisioning_request_config",
+         .kind = Kind::kProvisioningRequestConfig,
+         .objects = {testing::GpuProvisionConfig()},
+         .want = "NAME                   PROVISIONING CLASS           AGE\n"
+                 "gpu-provision-config   queued-provisioning.gke.io   7h\n"},
+        {.name = "provisioning_request_config_wide",
+         .kind = Kind::kProvisioningRequestConfig,
+         .objects = {testing::GpuProvisionConfig()},
+         .options = {.wide = true},
+         .want = "NAME                   PROVISIONING CLASS           AGE   "
+                 "MANAGED RESOURCES   BACKOFF LIMIT\n"
+                 "gpu-provision-config   queued-provisioning.gke.io   7h    "
+                 "nvidia.com/gpu      3\n"},
         {.name = "namespace",
          .kind = Kind::kNamespace,
          .objects = {testing::TeamMlNamespace()},

@@ -226,6 +226,32 @@ v1::ConfigObject ProvisioningCheck() {
   return object;
 }
 
+v1::ConfigObject GpuProvisionConfig() {
+  auto object = ParseText<v1::ConfigObject>(R"pb(
+    provisioning_request_config {
+      metadata { name: "gpu-provision-config" revision: 5 }
+      spec {
+        provisioning_class_name: "queued-provisioning.gke.io"
+        parameters { key: "ValidUntilSeconds" value: "3600" }
+        managed_resources: "nvidia.com/gpu"
+        retry_strategy {
+          backoff_limit_count: 3
+          backoff_base_seconds: 60
+          backoff_max_seconds: 1800
+        }
+        pod_set_updates_node_selector {
+          key: "cloud.google.com/gke-nodepool"
+          value_from_provisioning_class_detail: "NodePoolName"
+        }
+        pod_set_merge_policy: "IdenticalWorkloadSchedulingRequirements"
+      }
+    }
+  )pb");
+  SetAge(*object.mutable_provisioning_request_config()->mutable_metadata(),
+         absl::Hours(7));
+  return object;
+}
+
 v1::ConfigObject TeamMlNamespace() {
   auto object = ParseText<v1::ConfigObject>(R"pb(
     namespace {

@@ -32,7 +32,9 @@ v1::ConfigObject DevQueue();            // LocalQueue default/dev
 v1::ConfigObject TeamCohort();          // Cohort team, parent org, 2d
 v1::ConfigObject ProductionPriority();  // WorkloadPriorityClass, 1000
 v1::ConfigObject ProvisioningCheck();   // AdmissionCheck
-v1::ConfigObject TeamMlNamespace();     // Namespace team-ml, 10d
+// ProvisioningRequestConfig gpu-provision-config, 7h, every field set.
+v1::ConfigObject GpuProvisionConfig();
+v1::ConfigObject TeamMlNamespace();  // Namespace team-ml, 10d
 
 // Workloads in team-ml, queue ml-jobs.
 v1::Workload AdmittedWorkload();  // job-llm-finetune-0919, 2h, 4 GPU pods

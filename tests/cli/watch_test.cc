@@ -274,6 +274,9 @@ TEST(WatchPrinterTest, ObjectSummaries) {
            {"admission_check", testing::ProvisioningCheck(), "AdmissionCheck",
             "provision-gpu-nodes",
             "controller=kueue.x-k8s.io/provisioning-request"},
+           {"provisioning_request_config", testing::GpuProvisionConfig(),
+            "ProvisioningRequestConfig", "gpu-provision-config",
+            "class=queued-provisioning.gke.io"},
            {"namespace", testing::TeamMlNamespace(), "Namespace", "team-ml",
             ""},
        }) {

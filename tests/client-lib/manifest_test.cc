@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -100,8 +101,8 @@ Document ParseClean(const std::string& text) {
 TEST(ExamplesTest, EveryExampleFileParses) {
   const fs::path root = ExamplesDir();
   ASSERT_FALSE(root.empty()) << "examples not found";
-  const std::set<std::string> unsupported = {
-      "MultiKueueConfig", "MultiKueueCluster", "ProvisioningRequestConfig"};
+  const std::set<std::string> unsupported = {"MultiKueueConfig",
+                                             "MultiKueueCluster"};
   int files = 0;
   int documents = 0;
   for (const fs::directory_entry& entry :
@@ -377,7 +378,27 @@ TEST(ExamplesTest, ProvisioningJobKeepsTolerations) {
   const std::vector<Document> setup =
       ParseExample("kueue/provisioning/provisioning-setup.yaml");
   ASSERT_EQ(setup.size(), 5u);
-  EXPECT_EQ(setup[4].status.code(), absl::StatusCode::kUnimplemented);
+  for (const Document& doc : setup) {
+    ASSERT_TRUE(doc.status.ok()) << doc.kind << ": " << doc.status;
+    EXPECT_THAT(doc.warnings, IsEmpty());
+  }
+  ASSERT_TRUE(setup[4].config_object.has_value());
+  // As written: the retry strategy's defaults are the server's to fill in.
+  EXPECT_THAT(
+      *setup[4].config_object,
+      EqualsProto(ParseTextProto<v1::ConfigObject>(R"pb(
+        provisioning_request_config {
+          metadata { name: "prov-test-config" }
+          spec {
+            provisioning_class_name: "check-capacity.autoscaling.x-k8s.io"
+            managed_resources: "nvidia.com/gpu"
+            retry_strategy {
+              backoff_limit_count: 2
+              backoff_base_seconds: 0
+              backoff_max_seconds: 1800
+            }
+          }
+        })pb")));
   const v1::ClusterQueue& cq = setup[1].config_object->cluster_queue();
   ASSERT_EQ(cq.spec().admission_checks_size(), 1);
   EXPECT_THAT(cq.spec().admission_checks(0).on_flavors(),
@@ -613,7 +634,7 @@ INSTANTIATE_TEST_SUITE_P(
          .want_message = "kind: unknown kind ClusterQeue in kueue.x-k8s.io; kq "
                          "reads ResourceFlavor, ClusterQueue, Cohort, "
                          "LocalQueue, WorkloadPriorityClass, AdmissionCheck, "
-                         "Workload"},
+                         "ProvisioningRequestConfig, Workload"},
         {.name = "unsupported_kueue_kind",
          .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
                  "metadata: {name: t}\n",
@@ -2052,6 +2073,282 @@ INSTANTIATE_TEST_SUITE_P(
                          "object, got a list"},
     }),
     [](const auto& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------
+// ProvisioningRequestConfig and podSetUpdates.
+
+// Every field of Kueue's ProvisioningRequestConfigSpec, in both served
+// versions (they spell it alike).
+class ProvisioningRequestConfigTest
+    : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ProvisioningRequestConfigTest, ReadsEveryField) {
+  const Document doc =
+      ParseClean(absl::StrCat("apiVersion: kueue.x-k8s.io/", GetParam(), R"(
+kind: ProvisioningRequestConfig
+metadata:
+  name: gpu-provision-config
+spec:
+  provisioningClassName: queued-provisioning.gke.io
+  parameters:
+    ValidUntilSeconds: "3600"
+    BookingDurationSeconds: "600"
+  managedResources: [nvidia.com/gpu, example.com/tpu]
+  retryStrategy:
+    backoffLimitCount: 5
+    backoffBaseSeconds: 30
+  podSetUpdates:
+    nodeSelector:
+    - key: cloud.google.com/gke-nodepool
+      valueFromProvisioningClassDetail: NodePoolName
+  podSetMergePolicy: IdenticalWorkloadSchedulingRequirements
+)"));
+  EXPECT_EQ(doc.kind, "ProvisioningRequestConfig");
+  ASSERT_TRUE(doc.config_object.has_value());
+  EXPECT_THAT(
+      *doc.config_object, EqualsProto(ParseTextProto<v1::ConfigObject>(R"pb(
+        provisioning_request_config {
+          metadata { name: "gpu-provision-config" }
+          spec {
+            provisioning_class_name: "queued-provisioning.gke.io"
+            parameters { key: "ValidUntilSeconds" value: "3600" }
+            parameters { key: "BookingDurationSeconds" value: "600" }
+            managed_resources: "nvidia.com/gpu"
+            managed_resources: "example.com/tpu"
+            retry_strategy { backoff_limit_count: 5 backoff_base_seconds: 30 }
+            pod_set_updates_node_selector {
+              key: "cloud.google.com/gke-nodepool"
+              value_from_provisioning_class_detail: "NodePoolName"
+            }
+            pod_set_merge_policy: "IdenticalWorkloadSchedulingRequirements"
+          }
+        })pb")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, ProvisioningRequestConfigTest,
+                         ::testing::Values("v1beta1", "v1beta2"));
+
+TEST(ProvisioningRequestConfigWarningsTest, UnknownFieldsAreReported) {
+  const Document doc = ParseOne(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ProvisioningRequestConfig
+metadata: {name: c}
+spec:
+  provisioningClassName: c
+  retryStrategy: {backoffLimitCount: 1, backoffLimit: 2}
+  podSetUpdates: {nodeSelector: [{key: k, valueFromProvisioningClassDetail: v,
+                                  value: x}], labels: {}}
+  podSetMergePolicies: IdenticalPodTemplates
+)");
+  ASSERT_TRUE(doc.status.ok()) << doc.status;
+  EXPECT_THAT(doc.warnings,
+              UnorderedElementsAre(
+                  "unknown field \"spec.retryStrategy.backoffLimit\"",
+                  "unknown field \"spec.podSetUpdates.nodeSelector[0].value\"",
+                  "unknown field \"spec.podSetUpdates.labels\"",
+                  "unknown field \"spec.podSetMergePolicies\""));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ProvisioningCases, ParseErrorTest,
+    ::testing::ValuesIn(std::vector<ErrorCase>{
+        {.name = "backoff_limit_count_is_a_string",
+         .yaml = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ProvisioningRequestConfig
+metadata: {name: c}
+spec: {provisioningClassName: c, retryStrategy: {backoffLimitCount: three}}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.retryStrategy.backoffLimitCount: must be an "
+                         "integer, got a string"},
+        {.name = "parameter_is_a_list",
+         .yaml = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ProvisioningRequestConfig
+metadata: {name: c}
+spec: {provisioningClassName: c, parameters: {p: [1]}}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.parameters[p]: must be a string, got a list"},
+        {.name = "node_selector_updates_is_an_object",
+         .yaml = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ProvisioningRequestConfig
+metadata: {name: c}
+spec:
+  provisioningClassName: c
+  podSetUpdates: {nodeSelector: {key: k}}
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message =
+             "spec.podSetUpdates.nodeSelector: must be a list, got an object"},
+        {.name = "pod_set_update_labels_is_a_list",
+         .yaml = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {namespace: ns, name: w}
+spec: {queueName: q}
+status:
+  admissionChecks:
+  - name: prov
+    state: Ready
+    podSetUpdates: [{name: main, labels: [a]}]
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "status.admissionChecks[0].podSetUpdates[0].labels: "
+                         "must be an object, got a list"},
+    }),
+    [](const auto& info) { return info.param.name; });
+
+TEST(WorkloadTest, AdmissionCheckPodSetUpdates) {
+  // Kueue's shape of what the provisioning controller writes.
+  const Document doc = ParseClean(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {namespace: ns, name: w}
+spec:
+  queueName: q
+  podSets: [{name: ps1, count: 1}, {name: ps2, count: 1}]
+status:
+  admissionChecks:
+  - name: prov
+    state: Ready
+    message: ""
+    lastTransitionTime: "2026-01-02T03:04:05Z"
+    podSetUpdates:
+    - name: ps1
+      annotations:
+        autoscaling.x-k8s.io/consume-provisioning-request: w-prov-1
+        autoscaling.x-k8s.io/provisioning-class-name: check-capacity.autoscaling.x-k8s.io
+      nodeSelector: {cloud.google.com/gke-nodepool: pool-a}
+      labels: {l1: l1v}
+      tolerations:
+      - {key: t1, operator: Equal, value: t1v, effect: NoExecute,
+         tolerationSeconds: 5}
+    - name: ps2
+)");
+  ASSERT_TRUE(doc.workload.has_value());
+  EXPECT_THAT(doc.workload->status(),
+              EqualsProto(ParseTextProto<v1::WorkloadStatus>(R"pb(
+                admission_checks {
+                  name: "prov"
+                  state: "Ready"
+                  last_transition_time { seconds: 1767323045 }
+                  pod_set_updates {
+                    name: "ps1"
+                    labels { key: "l1" value: "l1v" }
+                    annotations {
+                      key: "autoscaling.x-k8s.io/consume-provisioning-request"
+                      value: "w-prov-1"
+                    }
+                    annotations {
+                      key: "autoscaling.x-k8s.io/provisioning-class-name"
+                      value: "check-capacity.autoscaling.x-k8s.io"
+                    }
+                    node_selector {
+                      key: "cloud.google.com/gke-nodepool"
+                      value: "pool-a"
+                    }
+                    tolerations {
+                      key: "t1"
+                      operator: "Equal"
+                      value: "t1v"
+                      effect: "NoExecute"
+                      toleration_seconds: 5
+                    }
+                  }
+                  pod_set_updates { name: "ps2" }
+                })pb")));
+}
+
+TEST(ToKueueJsonTest, ProvisioningRequestConfigShape) {
+  const json got = ToKueueJson(ParseTextProto<v1::ConfigObject>(R"pb(
+    provisioning_request_config {
+      metadata { name: "c" revision: 4 }
+      spec {
+        provisioning_class_name: "check-capacity.autoscaling.x-k8s.io"
+        parameters { key: "p" value: "v" }
+        managed_resources: "nvidia.com/gpu"
+        retry_strategy {
+          backoff_limit_count: 3
+          backoff_base_seconds: 60
+          backoff_max_seconds: 1800
+        }
+        pod_set_updates_node_selector {
+          key: "zone"
+          value_from_provisioning_class_detail: "Zone"
+        }
+        pod_set_merge_policy: "IdenticalPodTemplates"
+      }
+    })pb"));
+  EXPECT_EQ(got, json::parse(R"({
+    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "kind": "ProvisioningRequestConfig",
+    "metadata": {"name": "c", "resourceVersion": "4"},
+    "spec": {
+      "provisioningClassName": "check-capacity.autoscaling.x-k8s.io",
+      "parameters": {"p": "v"},
+      "managedResources": ["nvidia.com/gpu"],
+      "retryStrategy": {"backoffLimitCount": 3, "backoffBaseSeconds": 60,
+                        "backoffMaxSeconds": 1800},
+      "podSetUpdates": {"nodeSelector": [
+        {"key": "zone", "valueFromProvisioningClassDetail": "Zone"}]},
+      "podSetMergePolicy": "IdenticalPodTemplates"
+    }
+  })"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ProvisioningKinds, ConfigRoundTripTest,
+    ::testing::ValuesIn(std::vector<ConfigRoundTripCase>{
+        {.name = "provisioning_request_config",
+         .object =
+             R"pb(provisioning_request_config {
+                    metadata { name: "cfg" revision: 2 }
+                    spec {
+                      provisioning_class_name: "queued-provisioning.gke.io"
+                      parameters { key: "a" value: "1" }
+                      parameters { key: "b" value: "" }
+                      managed_resources: "nvidia.com/gpu"
+                      retry_strategy { backoff_limit_count: 0 }
+                      pod_set_updates_node_selector {
+                        key: "k"
+                        value_from_provisioning_class_detail: "d"
+                      }
+                      pod_set_merge_policy: "IdenticalPodTemplates"
+                    }
+                  })pb"},
+        {.name = "provisioning_request_config_class_only",
+         .object = R"pb(provisioning_request_config {
+                          metadata { name: "cfg" }
+                          spec { provisioning_class_name: "c" }
+                        })pb"},
+    }),
+    [](const auto& info) { return info.param.name; });
+
+TEST(WorkloadRoundTripTest, PodSetUpdatesOfAReadyCheck) {
+  const auto want = ParseTextProto<v1::Workload>(R"pb(
+    metadata { name: "w" namespace: "ns" }
+    spec {
+      queue_name: "q"
+      pod_sets { name: "main" count: 1 }
+    }
+    status {
+      admission_checks {
+        name: "prov"
+        state: "Ready"
+        message: "provisioned"
+        pod_set_updates {
+          name: "main"
+          labels { key: "a" value: "b" }
+          annotations { key: "c" value: "" }
+          node_selector { key: "pool" value: "p1" }
+          tolerations { key: "t" operator: "Exists" effect: "NoSchedule" }
+        }
+        pod_set_updates { name: "main" }
+      }
+      admission_checks { name: "other" state: "Pending" }
+    })pb");
+  const std::string yaml = ToYaml(ToKueueJson(want));
+  const Document got = ParseClean(yaml);
+  ASSERT_TRUE(got.workload.has_value()) << yaml;
+  EXPECT_THAT(*got.workload, EqualsProto(want)) << yaml;
+}
 
 }  // namespace
 }  // namespace kq::manifest

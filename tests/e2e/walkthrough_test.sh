@@ -139,6 +139,21 @@ while IFS= read -r f; do
   fi
 done < <(find "$EXAMPLES/kueue" -name '*.yaml' | sort)
 
+# 7b. Kueue's provisioning example: its ProvisioningRequestConfig is stored
+#     and its AdmissionCheck active; the seed's check names a config the seed
+#     does not define, so it is inactive as Kueue's provisioning controller
+#     marks it (BadParametersRef).
+kq apply -f "$EXAMPLES/kueue/provisioning/provisioning-setup.yaml" >"$WORK/prov.out" 2>&1
+check "provisioning setup applies" grep -q "provisioningrequestconfig.kueue.x-k8s.io/prov-test-config" "$WORK/prov.out"
+kq get provreqconfig >"$WORK/prc.out"
+check "provisioning config listed" grep -Eq "prov-test-config +check-capacity.autoscaling.x-k8s.io" "$WORK/prc.out"
+kq get prc prov-test-config -o yaml >"$WORK/prc.yaml"
+check "provisioning config as Kueue YAML" grep -q "backoffLimitCount: 2" "$WORK/prc.yaml"
+kq describe ac sample-prov >"$WORK/ac.out"
+check "provisioning check active" grep -Eq "Active +True +Active" "$WORK/ac.out"
+kq describe ac provision-gpu-nodes >"$WORK/seed-ac.out"
+check "seed check inactive without its config" grep -q "BadParametersRef" "$WORK/seed-ac.out"
+
 # 8. kqd and `kq simulate` decide alike: the same scenario applied to a
 #    fresh kqd and simulated offline admits the same workloads on the same
 #    flavors, with the same pending reasons.

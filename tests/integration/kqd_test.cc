@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 #include "client-lib/manifest/manifest.h"
@@ -536,6 +537,170 @@ TEST_F(KqdTest, ReclaimablePodsFreeQuotaForPendingWorkloads) {
   EXPECT_EQ(lower.status().code(), absl::StatusCode::kInvalidArgument);
   auto missing = client_->SetReclaimablePods("team-ml", "zz", {{"main", 1}});
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
+// Kueue's provisioning example as it is, plus the seed's AdmissionCheck
+// whose ProvisioningRequestConfig the seed does not define.
+v1::ApplyRequest ProvisioningConfig() {
+  v1::ApplyRequest request;
+  for (const std::string& path :
+       {std::string(KQ_SOURCE_DIR) +
+            "/../shared/examples/kueue/provisioning/provisioning-setup.yaml",
+        SeedPath("admission-check.yaml")}) {
+    auto docs = manifest::ParseManifests(ReadFile(path));
+    EXPECT_TRUE(docs.ok()) << docs.status();
+    for (manifest::Document& doc : *docs) {
+      EXPECT_TRUE(doc.status.ok()) << path << ": " << doc.status;
+      EXPECT_TRUE(doc.warnings.empty()) << path;
+      if (doc.config_object) *request.add_objects() = *doc.config_object;
+    }
+  }
+  return request;
+}
+
+const v1::Condition* ActiveCondition(const v1::ConfigObject& check) {
+  for (const v1::Condition& c : check.admission_check().status().conditions()) {
+    if (c.type() == "Active") return &c;
+  }
+  return nullptr;
+}
+
+TEST_F(KqdTest, ProvisioningRequestConfigIsStoredAndGatesItsChecks) {
+  auto applied = client_->Apply(ProvisioningConfig());
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  for (bool restarted : {false, true}) {
+    SCOPED_TRACE(restarted ? "after kill -9" : "as applied");
+    auto configs = client_->ListObjects("ProvisioningRequestConfig", "");
+    ASSERT_TRUE(configs.ok()) << configs.status();
+    ASSERT_EQ(configs->objects_size(), 1);
+    const v1::ProvisioningRequestConfig& prc =
+        configs->objects(0).provisioning_request_config();
+    EXPECT_EQ(prc.metadata().name(), "prov-test-config");
+    EXPECT_EQ(prc.spec().provisioning_class_name(),
+              "check-capacity.autoscaling.x-k8s.io");
+    EXPECT_EQ(prc.spec().retry_strategy().backoff_limit_count(), 2);
+    EXPECT_TRUE(prc.spec().retry_strategy().has_backoff_base_seconds());
+    EXPECT_EQ(prc.spec().retry_strategy().backoff_base_seconds(), 0);
+    EXPECT_EQ(prc.spec().retry_strategy().backoff_max_seconds(), 1800);
+
+    auto active = client_->GetObject("AdmissionCheck", "", "sample-prov");
+    ASSERT_TRUE(active.ok()) << active.status();
+    ASSERT_NE(ActiveCondition(*active), nullptr);
+    EXPECT_EQ(ActiveCondition(*active)->status(), "True");
+    // The seed's check names a config nobody defined: Kueue's provisioning
+    // controller marks it inactive.
+    auto seed = client_->GetObject("AdmissionCheck", "", "provision-gpu-nodes");
+    ASSERT_TRUE(seed.ok()) << seed.status();
+    ASSERT_NE(ActiveCondition(*seed), nullptr);
+    EXPECT_EQ(ActiveCondition(*seed)->status(), "False");
+    EXPECT_EQ(ActiveCondition(*seed)->reason(), "BadParametersRef");
+    EXPECT_EQ(ActiveCondition(*seed)->message(),
+              "provisioningrequestconfigs.kueue.x-k8s.io "
+              "\"gpu-provision-config\" not found");
+    if (!restarted) Restart(/*kill=*/true);
+  }
+
+  // Without its config, the check's ClusterQueue admits nothing.
+  ASSERT_TRUE(
+      client_->Delete("ProvisioningRequestConfig", "", "prov-test-config")
+          .ok());
+  auto cq = client_->GetObject("ClusterQueue", "", "cluster-queue");
+  ASSERT_TRUE(cq.ok()) << cq.status();
+  ASSERT_GE(cq->cluster_queue().status().conditions_size(), 1);
+  EXPECT_EQ(cq->cluster_queue().status().conditions(0).reason(),
+            "AdmissionCheckInactive");
+  EXPECT_EQ(
+      client_->GetObject("ProvisioningRequestConfig", "", "prov-test-config")
+          .status()
+          .code(),
+      absl::StatusCode::kNotFound);
+}
+
+TEST_F(KqdTest, ProvisioningCheckReadyCarriesPodSetUpdatesThroughKillNine) {
+  auto applied = client_->Apply(ProvisioningConfig());
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  v1::Workload wl;
+  wl.mutable_metadata()->set_name("sample-job");
+  wl.mutable_metadata()->set_namespace_("default");
+  wl.mutable_spec()->set_queue_name("user-queue");
+  v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = "100m";
+  (*ps->mutable_requests())["nvidia.com/gpu"] = "1";
+  auto submitted = client_->SubmitWorkload(wl);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  ASSERT_EQ(submitted->workload().status().admission().cluster_queue(),
+            "cluster-queue");
+  ASSERT_EQ(submitted->workload().status().admission_checks_size(), 1);
+  EXPECT_EQ(submitted->workload().status().admission_checks(0).name(),
+            "sample-prov");
+  EXPECT_FALSE(IsAdmitted(submitted->workload()));
+
+  v1::SetAdmissionCheckStateRequest request;
+  request.set_namespace_("default");
+  request.set_workload("sample-job");
+  request.set_check("sample-prov");
+  request.set_state("Ready");
+  // What Kueue's provisioning controller writes once the request is
+  // Provisioned.
+  v1::PodSetUpdate* update = request.add_pod_set_updates();
+  update->set_name("main");
+  (*update->mutable_annotations())
+      ["autoscaling.x-k8s.io/consume-provisioning-request"] =
+          "sample-job-sample-prov-1";
+  (*update->mutable_annotations())
+      ["autoscaling.x-k8s.io/provisioning-class-name"] =
+          "check-capacity.autoscaling.x-k8s.io";
+  (*update->mutable_node_selector())["cloud.google.com/gke-nodepool"] =
+      "pool-1";
+  const v1::PodSetUpdate sent = *update;
+
+  // Refused as Kueue's webhook refuses it, naming the field.
+  v1::SetAdmissionCheckStateRequest bad = request;
+  bad.mutable_pod_set_updates(0)->set_name("launcher");
+  auto refused = client_->SetAdmissionCheckState(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("status.admissionChecks[0].podSetUpdates[0].name: "
+                        "Unsupported value: \"launcher\""));
+
+  auto ready = client_->SetAdmissionCheckState(request);
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_TRUE(IsAdmitted(*ready));
+  ASSERT_EQ(ready->status().admission_checks(0).pod_set_updates_size(), 1);
+  // Maps serialise in any order: compare as messages.
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      ready->status().admission_checks(0).pod_set_updates(0), sent))
+      << ready->status().admission_checks(0).pod_set_updates(0).DebugString();
+
+  Restart(/*kill=*/true);
+  // What a runner reads: the workload, its check Ready with the updates,
+  // and the flavors' placement beside it.
+  auto got = client_->GetWorkload("default", "sample-job");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(IsAdmitted(got->workload()));
+  ASSERT_EQ(got->workload().status().admission_checks_size(), 1);
+  const v1::AdmissionCheckState& check =
+      got->workload().status().admission_checks(0);
+  EXPECT_EQ(check.state(), "Ready");
+  ASSERT_EQ(check.pod_set_updates_size(), 1);
+  EXPECT_EQ(check.pod_set_updates(0).node_selector().at(
+                "cloud.google.com/gke-nodepool"),
+            "pool-1");
+  EXPECT_EQ(check.pod_set_updates(0).annotations().at(
+                "autoscaling.x-k8s.io/consume-provisioning-request"),
+            "sample-job-sample-prov-1");
+  ASSERT_EQ(got->placements_size(), 1);
+  EXPECT_EQ(got->placements(0).flavors(0).flavor(), "default-flavor");
+
+  // While Ready the updates stay as they are (Kueue's webhook).
+  (*request.mutable_pod_set_updates(0)
+        ->mutable_node_selector())["cloud.google.com/gke-nodepool"] = "pool-2";
+  auto changed = client_->SetAdmissionCheckState(request);
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(changed.status().message()),
+              HasSubstr("field is immutable"));
 }
 
 }  // namespace

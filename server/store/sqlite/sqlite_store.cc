@@ -294,7 +294,7 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
   for (const Workload& workload : batch.upserted_workloads) {
     const WorkloadState state = StateOf(workload);
     KQ_ASSIGN_OR_RETURN(std::string body,
-                        Serialize(codec::ToProto(workload), "workload"));
+                        Serialize(codec::ToStoredProto(workload), "workload"));
     Query query(db, s.upsert_workload.get(), "write workload");
     query.Bind(workload.meta.namespace_name)
         .Bind(workload.meta.name)
@@ -321,7 +321,8 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     if (const auto* workload = std::get_if<Workload>(&event.object)) {
       kind = KindName(ObjectKind::kWorkload);
       meta = &workload->meta;
-      KQ_ASSIGN_OR_RETURN(body, Serialize(codec::ToProto(*workload), "event"));
+      KQ_ASSIGN_OR_RETURN(body,
+                          Serialize(codec::ToStoredProto(*workload), "event"));
     } else {
       const ConfigObject& object = std::get<ConfigObject>(event.object);
       kind = KindName(KindOf(object));

@@ -472,6 +472,40 @@ TEST(CodecTest, TemplateJsonIsCanonical) {
   }
 }
 
+TEST(CodecTest, StoredFormKeepsTheTemplateAsTextBothWays) {
+  v1::Workload proto;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  R"({"spec": {"containers": [{"name": "c", "image": "i"}]}})",
+                  proto.mutable_spec()->add_pod_sets()->mutable_template_())
+                  .ok());
+  ASSERT_OK_AND_ASSIGN(Workload wl, FromProto(proto));
+  const v1::Workload stored = ToStoredProto(wl);
+  EXPECT_FALSE(stored.spec().pod_sets(0).has_template_());
+  EXPECT_EQ(stored.spec().pod_sets(0).template_json(),
+            wl.pod_sets[0].template_json);
+  v1::Workload reparsed;
+  ASSERT_TRUE(reparsed.ParseFromString(stored.SerializeAsString()));
+  ASSERT_OK_AND_ASSIGN(Workload loaded, FromProto(reparsed));
+  EXPECT_EQ(loaded, wl);
+  // Answers carry the Struct, never the stored text.
+  const v1::Workload answer = ToProto(loaded);
+  EXPECT_TRUE(answer.spec().pod_sets(0).template_json().empty());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      answer.spec().pod_sets(0).template_(),
+      proto.spec().pod_sets(0).template_()));
+}
+
+TEST(CodecTest, ClientsCannotSendTheStoredTemplateText) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    spec { pod_sets { name: "main" template_json: "{}" } }
+  )pb");
+  EXPECT_THAT(FromClientProto(proto),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.podSets[0].templateJson")));
+  ASSERT_OK_AND_ASSIGN(Workload wl, FromProto(proto));
+  EXPECT_EQ(wl.pod_sets[0].template_json, "{}");
+}
+
 TEST(CodecTest, NoTemplateMeansEmptyJson) {
   ASSERT_OK_AND_ASSIGN(Workload wl,
                        FromProto(ParseText<v1::Workload>(
@@ -906,6 +940,101 @@ INSTANTIATE_TEST_SUITE_P(
                          "IgnoreUndeclared"},
     }),
     [](const auto& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------
+// ProvisioningRequestConfig and podSetUpdates.
+
+TEST(ProvisioningRequestConfigCodecTest, RoundTripsEveryField) {
+  ProvisioningRequestConfig want;
+  want.meta.name = "gpu-provision-config";
+  want.meta.uid = "u-prc";
+  want.meta.revision = 7;
+  want.meta.creation_timestamp = kCreated;
+  want.provisioning_class_name = "queued-provisioning.gke.io";
+  want.parameters = {{"ValidUntilSeconds", "3600"}, {"empty", ""}};
+  want.managed_resources = {"nvidia.com/gpu", "cpu"};
+  want.retry_strategy = {.backoff_limit_count = 0,
+                         .backoff_base_seconds = 5,
+                         .backoff_max_seconds = 90};
+  want.pod_set_updates_node_selector = {
+      {"cloud.google.com/gke-nodepool", "NodePoolName"}, {"zone", "Zone"}};
+  want.pod_set_merge_policy = "IdenticalPodTemplates";
+  v1::ConfigObject proto = ToProto(ConfigObject(want));
+  ASSERT_TRUE(proto.has_provisioning_request_config());
+  v1::ConfigObject reparsed;
+  ASSERT_TRUE(reparsed.ParseFromString(proto.SerializeAsString()));
+  ASSERT_OK_AND_ASSIGN(ConfigObject got, FromProto(reparsed));
+  EXPECT_TRUE(got == ConfigObject(want)) << ProtoDiff(proto, ToProto(got));
+  EXPECT_EQ(KeyOf(got).kind, ObjectKind::kProvisioningRequestConfig);
+}
+
+// Kueue's CRD defaults: retryStrategy absent, or fields of it absent, read
+// as backoffLimitCount 3, backoffBaseSeconds 60, backoffMaxSeconds 1800;
+// what is set (0 included) stays.
+TEST(ProvisioningRequestConfigCodecTest, RetryStrategyDefaults) {
+  ASSERT_OK_AND_ASSIGN(ConfigObject absent,
+                       FromProto(ParseText<v1::ConfigObject>(R"pb(
+                         provisioning_request_config {
+                           metadata { name: "c" }
+                           spec { provisioning_class_name: "c" }
+                         })pb")));
+  EXPECT_EQ(std::get<ProvisioningRequestConfig>(absent).retry_strategy,
+            (ProvisioningRequestRetryStrategy{.backoff_limit_count = 3,
+                                              .backoff_base_seconds = 60,
+                                              .backoff_max_seconds = 1800}));
+  ASSERT_OK_AND_ASSIGN(
+      ConfigObject partial, FromProto(ParseText<v1::ConfigObject>(R"pb(
+        provisioning_request_config {
+          metadata { name: "c" }
+          spec {
+            provisioning_class_name: "c"
+            retry_strategy { backoff_limit_count: 2 backoff_base_seconds: 0 }
+          }
+        })pb")));
+  EXPECT_EQ(std::get<ProvisioningRequestConfig>(partial).retry_strategy,
+            (ProvisioningRequestRetryStrategy{.backoff_limit_count = 2,
+                                              .backoff_base_seconds = 0,
+                                              .backoff_max_seconds = 1800}));
+  // The server writes the defaulted values, as `kubectl get` shows them.
+  const v1::ProvisioningRequestRetryStrategy written =
+      ToProto(absent).provisioning_request_config().spec().retry_strategy();
+  EXPECT_TRUE(written.has_backoff_limit_count());
+  EXPECT_EQ(written.backoff_limit_count(), 3);
+  EXPECT_EQ(written.backoff_base_seconds(), 60);
+  EXPECT_EQ(written.backoff_max_seconds(), 1800);
+}
+
+TEST(WorkloadRoundTripTest, AdmissionCheckPodSetUpdates) {
+  Workload want = WorkloadBuilder("w")
+                      .Queue("lq")
+                      .PodSet("ps1", 1)
+                      .Request("cpu", "1")
+                      .PodSet("ps2", 1)
+                      .Request("cpu", "1")
+                      .AdmissionCheck("prov", "Ready", "provisioned", kLater)
+                      .AdmissionCheck("other", "Pending")
+                      .Build();
+  want.admission_checks[0].pod_set_updates = {
+      {.name = "ps1",
+       .labels = {{"l1", "l1v"}},
+       .annotations = {{"a1", "a1v"}},
+       .node_selector = {{"ns1", "ms1v"}},
+       .tolerations = {{.key = "t1",
+                        .op = "Equal",
+                        .value = "t1v",
+                        .effect = "NoExecute",
+                        .toleration_seconds = 5}}},
+      {.name = "ps2"}};
+  v1::Workload proto = ToProto(want);
+  ASSERT_EQ(proto.status().admission_checks(0).pod_set_updates_size(), 2);
+  EXPECT_EQ(proto.status().admission_checks(1).pod_set_updates_size(), 0);
+  v1::Workload reparsed;
+  ASSERT_TRUE(reparsed.ParseFromString(proto.SerializeAsString()));
+  ASSERT_OK_AND_ASSIGN(Workload got, FromProto(reparsed));
+  EXPECT_TRUE(got == want) << ProtoDiff(proto, ToProto(got));
+  EXPECT_EQ(FromProto(proto.status().admission_checks(0).pod_set_updates(0)),
+            want.admission_checks[0].pod_set_updates[0]);
+}
 
 }  // namespace
 }  // namespace kq::codec

@@ -398,10 +398,12 @@ TEST_F(EngineTest, RestartRestoresWorkloadsAndUsage) {
   EXPECT_EQ(StateOf(listed.items[0]), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf(listed.items[1]), WorkloadState::kFinished);
   EXPECT_EQ(StateOf(listed.items[2]), WorkloadState::kAdmitted);
-  ASSERT_OK_AND_ASSIGN(
-      ObjectView cq,
-      engine_->GetObject({ObjectKind::kClusterQueue, "", "ai-training-queue"}));
-  EXPECT_EQ(cq.status->flavors_reservation[0].resources[2].total,
+  // Read in place: GCC 12 sees a maybe-uninitialized vector when the view
+  // is moved out of the StatusOr.
+  absl::StatusOr<ObjectView> cq =
+      engine_->GetObject({ObjectKind::kClusterQueue, "", "ai-training-queue"});
+  ASSERT_OK(cq.status());
+  EXPECT_EQ(cq->status->flavors_reservation[0].resources[2].total,
             Quantity::FromUnits(16));
   // Quota is never over-committed after a restart.
   ASSERT_OK_AND_ASSIGN(WorkloadView d, engine_->Submit(Job("d", 1)));

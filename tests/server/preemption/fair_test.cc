@@ -753,14 +753,15 @@ TEST(FairOracleTest, UsesFairSearchWhenFairSharingIsConfigured) {
       BuildTree(cache, BaseClusterQueues(), {}, {"default"}, admitted);
   const auto before = UsageOfTree(cache);
   const cache::ClusterQueueSnapshot& a = *cache.FindClusterQueue("a");
+  const HoldingQuota holders(holding);
 
-  Oracle classical(cache, holding, kNow);
+  Oracle classical(cache, holders, kNow);
   EXPECT_TRUE(classical.GetTargets(a, incoming, assignment).empty());
   EXPECT_EQ(classical.SimulatePreemption(a, incoming, {"default", "cpu"}, 1'000)
                 .possibility,
             scheduler::PreemptionPossibility::kNoCandidates);
 
-  Oracle fair(cache, holding, kNow, {}, FairSharingConfig{});
+  Oracle fair(cache, holders, kNow, {}, FairSharingConfig{});
   std::vector<scheduler::PreemptionTarget> got =
       fair.GetTargets(a, incoming, assignment);
   ASSERT_EQ(got.size(), 1u);

@@ -65,13 +65,12 @@ class OracleTest : public ::testing::Test {
 
   // Adds the holders' usage to the cache and returns the oracle over them.
   Oracle MakeOracle() {
-    std::vector<const Workload*> pointers;
     for (const Workload& wl : holding_) {
       cache_.FindClusterQueue(wl.admission->cluster_queue)
           ->AddUsage(cache::UsageOf(*wl.admission));
-      pointers.push_back(&wl);
+      holders_.Add(&wl);
     }
-    return Oracle(cache_, pointers, kNow);
+    return Oracle(cache_, holders_, kNow);
   }
 
   int64_t CohortUsage() {
@@ -81,6 +80,7 @@ class OracleTest : public ::testing::Test {
 
   cache::Cache cache_;
   std::vector<Workload> holding_;
+  HoldingQuota holders_;
   Workload incoming_ = WorkloadBuilder("incoming").Priority(10).Build();
 };
 

@@ -53,6 +53,8 @@ struct ScheduleCase {
   // Workload name -> the whole admission (all pod sets, counts, usage),
   // when given.
   std::map<std::string, Admission> want_admissions;
+  // Run once more with a NominationMemo (set by the instantiation).
+  bool with_memo = false;
 };
 
 // Prints the case name when a case fails.
@@ -75,18 +77,33 @@ TEST_P(ScheduleTest, OnePass) {
   std::map<std::string, Namespace> namespaces;
   for (const Namespace& ns : tc.namespaces) namespaces[ns.meta.name] = ns;
 
+  auto build_cache = [&](cache::Cache& cache) {
+    cache.Rebuild(cqs, cohorts, flavor_names, {});
+    for (const Workload& wl : tc.admitted) {
+      cache.FindClusterQueue(wl.admission->cluster_queue)
+          ->AddUsage(cache::UsageOf(*wl.admission));
+    }
+  };
   cache::Cache cache;
-  cache.Rebuild(cqs, cohorts, flavor_names, {});
-  for (const Workload& wl : tc.admitted) {
-    cache.FindClusterQueue(wl.admission->cluster_queue)
-        ->AddUsage(cache::UsageOf(*wl.admission));
-  }
+  build_cache(cache);
   std::vector<scheduler::Head> heads;
   for (const Head& h : tc.heads)
     heads.push_back({&h.workload, h.cluster_queue});
 
-  CycleResult result =
-      Schedule(cache, heads, SchedulingContext{&flavors, &namespaces}, kNow);
+  SchedulingContext context{&flavors, &namespaces};
+  // With the memo: filled by the same pass over an identical tree first,
+  // the pass must decide exactly as without it (every wanted value below).
+  NominationMemo memo;
+  if (GetParam().with_memo) {
+    cache::Cache twin;
+    build_cache(twin);
+    context.nomination_memo = &memo;
+    Schedule(twin, heads, context, kNow);
+  }
+  CycleResult result = Schedule(cache, heads, context, kNow);
+  if (GetParam().with_memo && memo.size() > 0) {
+    EXPECT_GT(memo.hits(), 0);
+  }
 
   std::map<std::string, std::map<std::string, std::string>> got_flavors;
   std::map<std::string, std::string> got_reasons;
@@ -181,461 +198,465 @@ ScheduleCase CapacityCase(std::string name, std::string reclaim, bool blocked) {
   return tc;
 }
 
+std::vector<ScheduleCase> ScheduleCases() {
+  return std::vector<ScheduleCase>{
+      {.name = "single_flavor_fits",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SimpleCq("cq", "4")},
+       .heads =
+           {{WorkloadBuilder("a").PodSet("main", 2).Request("cpu", "2").Build(),
+             "cq"}},
+       .want_flavors = {{"a", {{"cpu", "default"}}}}},
+      {.name = "exceeds_nominal_quota",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SimpleCq("cq", "4")},
+       .heads =
+           {{WorkloadBuilder("a").PodSet("main", 5).Request("cpu", "1").Build(),
+             "cq"}},
+       .want_reasons = {{"a", "ExceedsMaxQuota"}},
+       .want_messages =
+           {{"a",
+             "couldn't assign flavors to pod set main: insufficient quota "
+             "for cpu in flavor default, previously considered podsets "
+             "requests (0) + current podset request (5) > maximum capacity "
+             "(4)"}}},
+      {.name = "waiting_for_quota_held_by_others",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SimpleCq("cq", "4")},
+       .admitted = {WorkloadBuilder("running")
+                        .ReserveQuota(AdmissionBuilder("cq")
+                                          .Assign("cpu", "default", "3")
+                                          .Build())
+                        .Build()},
+       .heads = {{WorkloadBuilder("a").Request("cpu", "2").Build(), "cq"}},
+       .want_reasons = {{"a", "WaitingForQuota"}},
+       .want_messages = {{"a",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "default, 1 more needed"}}},
+      {.name = "second_flavor_when_first_is_full",
+       .flavors = {ResourceFlavorBuilder("on-demand").Build(),
+                   ResourceFlavorBuilder("spot").Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu", "memory"})
+                              .Flavor("on-demand")
+                              .Quota("cpu", "2")
+                              .Quota("memory", "4Gi")
+                              .Flavor("spot")
+                              .Quota("cpu", "8")
+                              .Quota("memory", "32Gi")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a")
+                      .PodSet("main", 2)
+                      .Request("cpu", "2")
+                      .Request("memory", "1Gi")
+                      .Build(),
+                  "cq"}},
+       .want_flavors = {{"a", {{"cpu", "spot"}, {"memory", "spot"}}}}},
+      {.name = "multiple_resource_groups",
+       .flavors = {ResourceFlavorBuilder("default").Build(),
+                   ResourceFlavorBuilder("a100").Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "8")
+                              .ResourceGroup({"nvidia.com/gpu"})
+                              .Flavor("a100")
+                              .Quota("nvidia.com/gpu", "4")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a")
+                      .Request("cpu", "1")
+                      .Request("nvidia.com/gpu", "2")
+                      .Build(),
+                  "cq"}},
+       .want_flavors = {{"a",
+                         {{"cpu", "default"}, {"nvidia.com/gpu", "a100"}}}}},
+      // Kueue walks resources in FNV-1a hash order (nvidia.com/gpu before
+      // cpu): the gpu has no resource group, so the group fails before
+      // cpu is rated and no flavor attempt is recorded, which
+      // resolveNoFitReason reports as NoMatchingFlavor.
+      {.name = "resource_not_in_cluster_queue",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SimpleCq("cq", "4")},
+       .heads = {{WorkloadBuilder("a")
+                      .Request("cpu", "1")
+                      .Request("nvidia.com/gpu", "1")
+                      .Build(),
+                  "cq"}},
+       .want_reasons = {{"a", "NoMatchingFlavor"}},
+       .want_messages = {{"a",
+                          "couldn't assign flavors to pod set main: "
+                          "resource nvidia.com/gpu unavailable in "
+                          "ClusterQueue"}}},
+      // Kueue "cannot borrow resource not listed in clusterQueue": no
+      // flavor can be tried at all, so NoMatchingFlavor.
+      {.name = "cannot_borrow_resource_not_listed_in_cluster_queue",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SimpleCq("cq", "4")},
+       .heads = {{WorkloadBuilder("a").Request("nvidia.com/gpu", "1").Build(),
+                  "cq"}},
+       .want_reasons = {{"a", "NoMatchingFlavor"}},
+       .want_messages = {{"a",
+                          "couldn't assign flavors to pod set main: "
+                          "resource nvidia.com/gpu unavailable in "
+                          "ClusterQueue"}}},
+      {.name = "zero_request_of_uncovered_resource_is_ignored",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SimpleCq("cq", "4")},
+       .heads = {{WorkloadBuilder("a")
+                      .Request("cpu", "1")
+                      .Request("example.com/foo", "0")
+                      .Build(),
+                  "cq"}},
+       .want_flavors = {{"a", {{"cpu", "default"}}}}},
+      {.name = "untolerated_taint_skips_flavor",
+       .flavors = {ResourceFlavorBuilder("spot")
+                       .Taint("spot", "true", "NoSchedule")
+                       .Build(),
+                   ResourceFlavorBuilder("on-demand").Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("spot")
+                              .Quota("cpu", "8")
+                              .Flavor("on-demand")
+                              .Quota("cpu", "8")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a").Request("cpu", "1").Build(), "cq"}},
+       .want_flavors = {{"a", {{"cpu", "on-demand"}}}}},
+      {.name = "tolerated_taint_uses_first_flavor",
+       .flavors = {ResourceFlavorBuilder("spot")
+                       .Taint("spot", "true", "NoSchedule")
+                       .Build(),
+                   ResourceFlavorBuilder("on-demand").Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("spot")
+                              .Quota("cpu", "8")
+                              .Flavor("on-demand")
+                              .Quota("cpu", "8")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a")
+                      .Request("cpu", "1")
+                      .Toleration({.key = "spot",
+                                   .op = "Equal",
+                                   .value = "true",
+                                   .effect = "NoSchedule"})
+                      .Build(),
+                  "cq"}},
+       .want_flavors = {{"a", {{"cpu", "spot"}}}}},
+      {.name = "flavor_tolerations_tolerate_own_taints",
+       .flavors = {ResourceFlavorBuilder("spot")
+                       .Taint("spot", "true", "NoSchedule")
+                       .Toleration({.key = "spot", .op = "Exists"})
+                       .Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("spot")
+                              .Quota("cpu", "8")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a").Request("cpu", "1").Build(), "cq"}},
+       .want_flavors = {{"a", {{"cpu", "spot"}}}}},
+      {.name = "node_selector_picks_matching_flavor",
+       .flavors = {ResourceFlavorBuilder("x86")
+                       .NodeLabel("kubernetes.io/arch", "amd64")
+                       .Build(),
+                   ResourceFlavorBuilder("arm")
+                       .NodeLabel("kubernetes.io/arch", "arm64")
+                       .Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("x86")
+                              .Quota("cpu", "8")
+                              .Flavor("arm")
+                              .Quota("cpu", "8")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a")
+                      .Request("cpu", "1")
+                      .NodeSelector("kubernetes.io/arch", "arm64")
+                      .NodeSelector("other-key", "ignored")
+                      .Build(),
+                  "cq"}},
+       .want_flavors = {{"a", {{"cpu", "arm"}}}}},
+      {.name = "required_affinity_on_foreign_keys_matches_all",
+       .flavors = {ResourceFlavorBuilder("x86")
+                       .NodeLabel("kubernetes.io/arch", "amd64")
+                       .Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("x86")
+                              .Quota("cpu", "8")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a")
+                      .Request("cpu", "1")
+                      .RequiredNodeAffinity("zone", "In", {"us-east"})
+                      .Build(),
+                  "cq"}},
+       .want_flavors = {{"a", {{"cpu", "x86"}}}}},
+      {.name = "required_affinity_excludes_flavor",
+       .flavors = {ResourceFlavorBuilder("x86")
+                       .NodeLabel("kubernetes.io/arch", "amd64")
+                       .Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("x86")
+                              .Quota("cpu", "8")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a")
+                      .Request("cpu", "1")
+                      .RequiredNodeAffinity("kubernetes.io/arch", "NotIn",
+                                            {"amd64"})
+                      .Build(),
+                  "cq"}},
+       .want_reasons = {{"a", "NoMatchingFlavor"}},
+       .want_messages = {{"a",
+                          "couldn't assign flavors to pod set main: flavor "
+                          "x86 doesn't match node affinity"}}},
+      {.name = "missing_flavor_is_reported",
+       .flavors = {},
+       .cluster_queues = {SimpleCq("cq", "4")},
+       .heads = {{WorkloadBuilder("a").Request("cpu", "1").Build(), "cq"}},
+       .want_reasons = {{"a", "Suspended"}},
+       .want_messages = {{"a", "ClusterQueue cq is inactive"}}},
+      {.name = "no_namespace_selector_admits_nothing",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .NoNamespaceSelector()
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "4")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a").Request("cpu", "1").Build(), "cq"}},
+       .want_reasons = {{"a", "Misconfigured"}},
+       .want_messages = {{"a",
+                          "workload namespace doesn't match ClusterQueue "
+                          "selector"}}},
+      {.name = "namespace_selector_matches_labels",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .NamespaceSelector(
+                                  {.match_labels = {{"team", "ml"}}})
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "4")
+                              .Build()},
+       .namespaces = {NamespaceBuilder("ml").Label("team", "ml").Build()},
+       .heads =
+           {{WorkloadBuilder("a").Namespace("ml").Request("cpu", "1").Build(),
+             "cq"},
+            {WorkloadBuilder("b").Namespace("web").Request("cpu", "1").Build(),
+             "cq"}},
+       .want_flavors = {{"a", {{"cpu", "default"}}}},
+       .want_reasons = {{"b", "Misconfigured"}}},
+      {.name = "metadata_name_label_selects_unknown_namespace",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .NamespaceSelector(
+                                  {.match_labels = {{"kubernetes.io/"
+                                                     "metadata.name",
+                                                     "team-a"}}})
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "4")
+                              .Build()},
+       .heads = {{WorkloadBuilder("a")
+                      .Namespace("team-a")
+                      .Request("cpu", "1")
+                      .Build(),
+                  "cq"}},
+       .want_flavors = {{"a", {{"cpu", "default"}}}}},
+      {.name = "failed_admission_checks_are_not_evaluated",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SimpleCq("cq", "4")},
+       .heads = {{WorkloadBuilder("a")
+                      .Request("cpu", "1")
+                      .AdmissionCheck("prov", "Retry")
+                      .Build(),
+                  "cq"}},
+       .want_reasons = {{"a", "PendingEvaluation"}}},
+      // Kueue "two workloads in a cohort can't over-admit": both fit
+      // when nominated, only the first processed is admitted.
+      {.name = "cohort_prevents_over_admission_in_one_pass",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {ClusterQueueBuilder("a")
+                              .Cohort("c")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "2")
+                              .Build(),
+                          ClusterQueueBuilder("b")
+                              .Cohort("c")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "2")
+                              .Build()},
+       .heads = {{WorkloadBuilder("wa").Priority(1).Request("cpu", "3").Build(),
+                  "a"},
+                 {WorkloadBuilder("wb").Request("cpu", "3").Build(), "b"}},
+       .want_flavors = {{"wa", {{"cpu", "default"}}}},
+       .want_reasons = {{"wb", "WaitingForQuota"}},
+       .want_messages = {{"wb",
+                          "Workload no longer fits after processing another "
+                          "workload"}}},
+      {.name = "borrowing_limit_caps_borrowing",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {ClusterQueueBuilder("a")
+                              .Cohort("c")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "2")
+                              .BorrowingLimit("1")
+                              .Build(),
+                          ClusterQueueBuilder("b")
+                              .Cohort("c")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "10")
+                              .Build()},
+       .heads = {{WorkloadBuilder("wa").Request("cpu", "4").Build(), "a"}},
+       .want_reasons = {{"wa", "ExceedsMaxQuota"}}},
+      {.name = "cohort_quota_is_shared",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {ClusterQueueBuilder("a")
+                              .Cohort("c")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "0")
+                              .Build()},
+       .cohorts = {CohortBuilder("c")
+                       .ResourceGroup({"cpu"})
+                       .Flavor("default")
+                       .Quota("cpu", "6")
+                       .Build()},
+       .heads = {{WorkloadBuilder("wa").Request("cpu", "5").Build(), "a"}},
+       .want_flavors = {{"wa", {{"cpu", "default"}}}}},
+      {.name = "pods_resource_counts_pods",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {ClusterQueueBuilder("cq")
+                              .ResourceGroup({"cpu", "pods"})
+                              .Flavor("default")
+                              .Quota("cpu", "100")
+                              .Quota("pods", "3")
+                              .Build()},
+       .heads =
+           {{WorkloadBuilder("a").PodSet("main", 4).Request("cpu", "1").Build(),
+             "cq"}},
+       .want_reasons = {{"a", "ExceedsMaxQuota"}}},
+      // Kueue "partial admission single variable pod set": 50 pods of 2
+      // CPUs do not fit in 50 CPUs; the largest count down to minCount
+      // 20 that fits is 25.
+      {.name = "partial_admission_single_variable_pod_set",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SalesCq()},
+       .heads = {{WorkloadBuilder("new")
+                      .PodSet("one", 50)
+                      .MinCount(20)
+                      .Request("cpu", "2")
+                      .Build(),
+                  "sales"}},
+       .want_flavors = {{"new", {{"cpu", "default"}}}},
+       .want_admissions = {{"new", AdmissionBuilder("sales")
+                                       .PodSet("one", 25)
+                                       .Assign("cpu", "default", "50")
+                                       .Build()}}},
+      // Kueue "partial admission multiple variable pod sets".
+      {.name = "partial_admission_multiple_variable_pod_sets",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {SalesCq()},
+       .heads = {{WorkloadBuilder("new")
+                      .PodSet("one", 20)
+                      .Request("cpu", "1")
+                      .PodSet("two", 30)
+                      .MinCount(10)
+                      .Request("cpu", "1")
+                      .PodSet("three", 15)
+                      .MinCount(5)
+                      .Request("cpu", "1")
+                      .Build(),
+                  "sales"}},
+       .want_flavors = {{"new", {{"cpu", "default"}}}},
+       .want_admissions = {{"new", AdmissionBuilder("sales")
+                                       .PodSet("one", 20)
+                                       .Assign("cpu", "default", "20")
+                                       .PodSet("two", 20)
+                                       .Assign("cpu", "default", "20")
+                                       .PodSet("three", 10)
+                                       .Assign("cpu", "default", "10")
+                                       .Build()}}},
+      // Kueue "capacity not blocked when lending clusterqueue can reclaim
+      // (ReclaimWithinCohort=Any)": a2 needs preemption and has no
+      // candidates; A can always reclaim, so nothing is held and B
+      // borrows.
+      CapacityCase("capacity_not_blocked_when_lending_clusterqueue_can_"
+                   "reclaim_reclaimwithincohort_any",
+                   "Any", /*blocked=*/false),
+      // Kueue "capacity blocked when lending clusterqueue not guaranteed
+      // to reclaim (ReclaimWithinCohort=LowerPriority)": a2 holds the
+      // capacity it would take for the rest of the pass.
+      CapacityCase("capacity_blocked_when_lending_clusterqueue_not_"
+                   "guaranteed_to_reclaim_reclaimwithincohort_lowerpriority",
+                   "LowerPriority", /*blocked=*/true),
+      // Kueue "... (ReclaimWithinCohort=Never)".
+      CapacityCase("capacity_blocked_when_lending_clusterqueue_not_"
+                   "guaranteed_to_reclaim_reclaimwithincohort_never",
+                   "Never", /*blocked=*/true),
+      // Kueue "in a hierarchical cohort, workload borrowing less is
+      // scheduled first": guaranteed borrows from its own cohort (level 1),
+      // best-effort from the root (level 2); the borrowing level beats the
+      // higher priority of best-effort.
+      {.name = "in_a_hierarchical_cohort_workload_borrowing_less_is_"
+               "scheduled_first",
+       .flavors = {ResourceFlavorBuilder("default").Build()},
+       .cluster_queues = {ClusterQueueBuilder("guaranteed")
+                              .Cohort("guaranteed")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "0")
+                              .Build(),
+                          ClusterQueueBuilder("best-effort")
+                              .Cohort("root")
+                              .ResourceGroup({"cpu"})
+                              .Flavor("default")
+                              .Quota("cpu", "0")
+                              .Build()},
+       .cohorts = {CohortBuilder("root").Build(), CohortBuilder("guaranteed")
+                                                      .Parent("root")
+                                                      .ResourceGroup({"cpu"})
+                                                      .Flavor("default")
+                                                      .Quota("cpu", "4")
+                                                      .Build()},
+       .heads = {{WorkloadBuilder("guaranteed")
+                      .Priority(0)
+                      .PodSet("one", 1)
+                      .Request("cpu", "4")
+                      .Build(),
+                  "guaranteed"},
+                 {WorkloadBuilder("best-effort")
+                      .Priority(3)
+                      .PodSet("one", 1)
+                      .Request("cpu", "4")
+                      .Build(),
+                  "best-effort"}},
+       .want_flavors = {{"guaranteed", {{"cpu", "default"}}}},
+       .want_reasons = {{"best-effort", "WaitingForQuota"}},
+       .want_messages = {{"best-effort",
+                          "Workload no longer fits after processing another "
+                          "workload"}}},
+  };
+}
+
+std::vector<ScheduleCase> WithMemo(std::vector<ScheduleCase> cases) {
+  for (ScheduleCase& c : cases) c.with_memo = true;
+  return cases;
+}
+
 INSTANTIATE_TEST_SUITE_P(
-    Cases, ScheduleTest,
-    ::testing::ValuesIn(std::vector<ScheduleCase>{
-        {.name = "single_flavor_fits",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a")
-                        .PodSet("main", 2)
-                        .Request("cpu", "2")
-                        .Build(),
-                    "cq"}},
-         .want_flavors = {{"a", {{"cpu", "default"}}}}},
-        {.name = "exceeds_nominal_quota",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a")
-                        .PodSet("main", 5)
-                        .Request("cpu", "1")
-                        .Build(),
-                    "cq"}},
-         .want_reasons = {{"a", "ExceedsMaxQuota"}},
-         .want_messages =
-             {{"a",
-               "couldn't assign flavors to pod set main: insufficient quota "
-               "for cpu in flavor default, previously considered podsets "
-               "requests (0) + current podset request (5) > maximum capacity "
-               "(4)"}}},
-        {.name = "waiting_for_quota_held_by_others",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SimpleCq("cq", "4")},
-         .admitted = {WorkloadBuilder("running")
-                          .ReserveQuota(AdmissionBuilder("cq")
-                                            .Assign("cpu", "default", "3")
-                                            .Build())
-                          .Build()},
-         .heads = {{WorkloadBuilder("a").Request("cpu", "2").Build(), "cq"}},
-         .want_reasons = {{"a", "WaitingForQuota"}},
-         .want_messages = {{"a",
-                            "couldn't assign flavors to pod set main: "
-                            "insufficient unused quota for cpu in flavor "
-                            "default, 1 more needed"}}},
-        {.name = "second_flavor_when_first_is_full",
-         .flavors = {ResourceFlavorBuilder("on-demand").Build(),
-                     ResourceFlavorBuilder("spot").Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu", "memory"})
-                                .Flavor("on-demand")
-                                .Quota("cpu", "2")
-                                .Quota("memory", "4Gi")
-                                .Flavor("spot")
-                                .Quota("cpu", "8")
-                                .Quota("memory", "32Gi")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a")
-                        .PodSet("main", 2)
-                        .Request("cpu", "2")
-                        .Request("memory", "1Gi")
-                        .Build(),
-                    "cq"}},
-         .want_flavors = {{"a", {{"cpu", "spot"}, {"memory", "spot"}}}}},
-        {.name = "multiple_resource_groups",
-         .flavors = {ResourceFlavorBuilder("default").Build(),
-                     ResourceFlavorBuilder("a100").Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "8")
-                                .ResourceGroup({"nvidia.com/gpu"})
-                                .Flavor("a100")
-                                .Quota("nvidia.com/gpu", "4")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a")
-                        .Request("cpu", "1")
-                        .Request("nvidia.com/gpu", "2")
-                        .Build(),
-                    "cq"}},
-         .want_flavors = {{"a",
-                           {{"cpu", "default"}, {"nvidia.com/gpu", "a100"}}}}},
-        // Kueue walks resources in FNV-1a hash order (nvidia.com/gpu before
-        // cpu): the gpu has no resource group, so the group fails before
-        // cpu is rated and no flavor attempt is recorded, which
-        // resolveNoFitReason reports as NoMatchingFlavor.
-        {.name = "resource_not_in_cluster_queue",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a")
-                        .Request("cpu", "1")
-                        .Request("nvidia.com/gpu", "1")
-                        .Build(),
-                    "cq"}},
-         .want_reasons = {{"a", "NoMatchingFlavor"}},
-         .want_messages = {{"a",
-                            "couldn't assign flavors to pod set main: "
-                            "resource nvidia.com/gpu unavailable in "
-                            "ClusterQueue"}}},
-        // Kueue "cannot borrow resource not listed in clusterQueue": no
-        // flavor can be tried at all, so NoMatchingFlavor.
-        {.name = "cannot_borrow_resource_not_listed_in_cluster_queue",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a").Request("nvidia.com/gpu", "1").Build(),
-                    "cq"}},
-         .want_reasons = {{"a", "NoMatchingFlavor"}},
-         .want_messages = {{"a",
-                            "couldn't assign flavors to pod set main: "
-                            "resource nvidia.com/gpu unavailable in "
-                            "ClusterQueue"}}},
-        {.name = "zero_request_of_uncovered_resource_is_ignored",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a")
-                        .Request("cpu", "1")
-                        .Request("example.com/foo", "0")
-                        .Build(),
-                    "cq"}},
-         .want_flavors = {{"a", {{"cpu", "default"}}}}},
-        {.name = "untolerated_taint_skips_flavor",
-         .flavors = {ResourceFlavorBuilder("spot")
-                         .Taint("spot", "true", "NoSchedule")
-                         .Build(),
-                     ResourceFlavorBuilder("on-demand").Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("spot")
-                                .Quota("cpu", "8")
-                                .Flavor("on-demand")
-                                .Quota("cpu", "8")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a").Request("cpu", "1").Build(), "cq"}},
-         .want_flavors = {{"a", {{"cpu", "on-demand"}}}}},
-        {.name = "tolerated_taint_uses_first_flavor",
-         .flavors = {ResourceFlavorBuilder("spot")
-                         .Taint("spot", "true", "NoSchedule")
-                         .Build(),
-                     ResourceFlavorBuilder("on-demand").Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("spot")
-                                .Quota("cpu", "8")
-                                .Flavor("on-demand")
-                                .Quota("cpu", "8")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a")
-                        .Request("cpu", "1")
-                        .Toleration({.key = "spot",
-                                     .op = "Equal",
-                                     .value = "true",
-                                     .effect = "NoSchedule"})
-                        .Build(),
-                    "cq"}},
-         .want_flavors = {{"a", {{"cpu", "spot"}}}}},
-        {.name = "flavor_tolerations_tolerate_own_taints",
-         .flavors = {ResourceFlavorBuilder("spot")
-                         .Taint("spot", "true", "NoSchedule")
-                         .Toleration({.key = "spot", .op = "Exists"})
-                         .Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("spot")
-                                .Quota("cpu", "8")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a").Request("cpu", "1").Build(), "cq"}},
-         .want_flavors = {{"a", {{"cpu", "spot"}}}}},
-        {.name = "node_selector_picks_matching_flavor",
-         .flavors = {ResourceFlavorBuilder("x86")
-                         .NodeLabel("kubernetes.io/arch", "amd64")
-                         .Build(),
-                     ResourceFlavorBuilder("arm")
-                         .NodeLabel("kubernetes.io/arch", "arm64")
-                         .Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("x86")
-                                .Quota("cpu", "8")
-                                .Flavor("arm")
-                                .Quota("cpu", "8")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a")
-                        .Request("cpu", "1")
-                        .NodeSelector("kubernetes.io/arch", "arm64")
-                        .NodeSelector("other-key", "ignored")
-                        .Build(),
-                    "cq"}},
-         .want_flavors = {{"a", {{"cpu", "arm"}}}}},
-        {.name = "required_affinity_on_foreign_keys_matches_all",
-         .flavors = {ResourceFlavorBuilder("x86")
-                         .NodeLabel("kubernetes.io/arch", "amd64")
-                         .Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("x86")
-                                .Quota("cpu", "8")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a")
-                        .Request("cpu", "1")
-                        .RequiredNodeAffinity("zone", "In", {"us-east"})
-                        .Build(),
-                    "cq"}},
-         .want_flavors = {{"a", {{"cpu", "x86"}}}}},
-        {.name = "required_affinity_excludes_flavor",
-         .flavors = {ResourceFlavorBuilder("x86")
-                         .NodeLabel("kubernetes.io/arch", "amd64")
-                         .Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("x86")
-                                .Quota("cpu", "8")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a")
-                        .Request("cpu", "1")
-                        .RequiredNodeAffinity("kubernetes.io/arch", "NotIn",
-                                              {"amd64"})
-                        .Build(),
-                    "cq"}},
-         .want_reasons = {{"a", "NoMatchingFlavor"}},
-         .want_messages = {{"a",
-                            "couldn't assign flavors to pod set main: flavor "
-                            "x86 doesn't match node affinity"}}},
-        {.name = "missing_flavor_is_reported",
-         .flavors = {},
-         .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a").Request("cpu", "1").Build(), "cq"}},
-         .want_reasons = {{"a", "Suspended"}},
-         .want_messages = {{"a", "ClusterQueue cq is inactive"}}},
-        {.name = "no_namespace_selector_admits_nothing",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .NoNamespaceSelector()
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "4")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a").Request("cpu", "1").Build(), "cq"}},
-         .want_reasons = {{"a", "Misconfigured"}},
-         .want_messages = {{"a",
-                            "workload namespace doesn't match ClusterQueue "
-                            "selector"}}},
-        {.name = "namespace_selector_matches_labels",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .NamespaceSelector({.match_labels = {{"team",
-                                                                      "ml"}}})
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "4")
-                                .Build()},
-         .namespaces = {NamespaceBuilder("ml").Label("team", "ml").Build()},
-         .heads =
-             {{WorkloadBuilder("a").Namespace("ml").Request("cpu", "1").Build(),
-               "cq"},
-              {WorkloadBuilder("b")
-                   .Namespace("web")
-                   .Request("cpu", "1")
-                   .Build(),
-               "cq"}},
-         .want_flavors = {{"a", {{"cpu", "default"}}}},
-         .want_reasons = {{"b", "Misconfigured"}}},
-        {.name = "metadata_name_label_selects_unknown_namespace",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues =
-             {ClusterQueueBuilder("cq")
-                  .NamespaceSelector({.match_labels = {{"kubernetes.io/"
-                                                        "metadata.name",
-                                                        "team-a"}}})
-                  .ResourceGroup({"cpu"})
-                  .Flavor("default")
-                  .Quota("cpu", "4")
-                  .Build()},
-         .heads = {{WorkloadBuilder("a")
-                        .Namespace("team-a")
-                        .Request("cpu", "1")
-                        .Build(),
-                    "cq"}},
-         .want_flavors = {{"a", {{"cpu", "default"}}}}},
-        {.name = "failed_admission_checks_are_not_evaluated",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SimpleCq("cq", "4")},
-         .heads = {{WorkloadBuilder("a")
-                        .Request("cpu", "1")
-                        .AdmissionCheck("prov", "Retry")
-                        .Build(),
-                    "cq"}},
-         .want_reasons = {{"a", "PendingEvaluation"}}},
-        // Kueue "two workloads in a cohort can't over-admit": both fit
-        // when nominated, only the first processed is admitted.
-        {.name = "cohort_prevents_over_admission_in_one_pass",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {ClusterQueueBuilder("a")
-                                .Cohort("c")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "2")
-                                .Build(),
-                            ClusterQueueBuilder("b")
-                                .Cohort("c")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "2")
-                                .Build()},
-         .heads =
-             {{WorkloadBuilder("wa").Priority(1).Request("cpu", "3").Build(),
-               "a"},
-              {WorkloadBuilder("wb").Request("cpu", "3").Build(), "b"}},
-         .want_flavors = {{"wa", {{"cpu", "default"}}}},
-         .want_reasons = {{"wb", "WaitingForQuota"}},
-         .want_messages = {{"wb",
-                            "Workload no longer fits after processing another "
-                            "workload"}}},
-        {.name = "borrowing_limit_caps_borrowing",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {ClusterQueueBuilder("a")
-                                .Cohort("c")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "2")
-                                .BorrowingLimit("1")
-                                .Build(),
-                            ClusterQueueBuilder("b")
-                                .Cohort("c")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "10")
-                                .Build()},
-         .heads = {{WorkloadBuilder("wa").Request("cpu", "4").Build(), "a"}},
-         .want_reasons = {{"wa", "ExceedsMaxQuota"}}},
-        {.name = "cohort_quota_is_shared",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {ClusterQueueBuilder("a")
-                                .Cohort("c")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "0")
-                                .Build()},
-         .cohorts = {CohortBuilder("c")
-                         .ResourceGroup({"cpu"})
-                         .Flavor("default")
-                         .Quota("cpu", "6")
-                         .Build()},
-         .heads = {{WorkloadBuilder("wa").Request("cpu", "5").Build(), "a"}},
-         .want_flavors = {{"wa", {{"cpu", "default"}}}}},
-        {.name = "pods_resource_counts_pods",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {ClusterQueueBuilder("cq")
-                                .ResourceGroup({"cpu", "pods"})
-                                .Flavor("default")
-                                .Quota("cpu", "100")
-                                .Quota("pods", "3")
-                                .Build()},
-         .heads = {{WorkloadBuilder("a")
-                        .PodSet("main", 4)
-                        .Request("cpu", "1")
-                        .Build(),
-                    "cq"}},
-         .want_reasons = {{"a", "ExceedsMaxQuota"}}},
-        // Kueue "partial admission single variable pod set": 50 pods of 2
-        // CPUs do not fit in 50 CPUs; the largest count down to minCount
-        // 20 that fits is 25.
-        {.name = "partial_admission_single_variable_pod_set",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SalesCq()},
-         .heads = {{WorkloadBuilder("new")
-                        .PodSet("one", 50)
-                        .MinCount(20)
-                        .Request("cpu", "2")
-                        .Build(),
-                    "sales"}},
-         .want_flavors = {{"new", {{"cpu", "default"}}}},
-         .want_admissions = {{"new", AdmissionBuilder("sales")
-                                         .PodSet("one", 25)
-                                         .Assign("cpu", "default", "50")
-                                         .Build()}}},
-        // Kueue "partial admission multiple variable pod sets".
-        {.name = "partial_admission_multiple_variable_pod_sets",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {SalesCq()},
-         .heads = {{WorkloadBuilder("new")
-                        .PodSet("one", 20)
-                        .Request("cpu", "1")
-                        .PodSet("two", 30)
-                        .MinCount(10)
-                        .Request("cpu", "1")
-                        .PodSet("three", 15)
-                        .MinCount(5)
-                        .Request("cpu", "1")
-                        .Build(),
-                    "sales"}},
-         .want_flavors = {{"new", {{"cpu", "default"}}}},
-         .want_admissions = {{"new", AdmissionBuilder("sales")
-                                         .PodSet("one", 20)
-                                         .Assign("cpu", "default", "20")
-                                         .PodSet("two", 20)
-                                         .Assign("cpu", "default", "20")
-                                         .PodSet("three", 10)
-                                         .Assign("cpu", "default", "10")
-                                         .Build()}}},
-        // Kueue "capacity not blocked when lending clusterqueue can reclaim
-        // (ReclaimWithinCohort=Any)": a2 needs preemption and has no
-        // candidates; A can always reclaim, so nothing is held and B
-        // borrows.
-        CapacityCase("capacity_not_blocked_when_lending_clusterqueue_can_"
-                     "reclaim_reclaimwithincohort_any",
-                     "Any", /*blocked=*/false),
-        // Kueue "capacity blocked when lending clusterqueue not guaranteed
-        // to reclaim (ReclaimWithinCohort=LowerPriority)": a2 holds the
-        // capacity it would take for the rest of the pass.
-        CapacityCase("capacity_blocked_when_lending_clusterqueue_not_"
-                     "guaranteed_to_reclaim_reclaimwithincohort_lowerpriority",
-                     "LowerPriority", /*blocked=*/true),
-        // Kueue "... (ReclaimWithinCohort=Never)".
-        CapacityCase("capacity_blocked_when_lending_clusterqueue_not_"
-                     "guaranteed_to_reclaim_reclaimwithincohort_never",
-                     "Never", /*blocked=*/true),
-        // Kueue "in a hierarchical cohort, workload borrowing less is
-        // scheduled first": guaranteed borrows from its own cohort (level 1),
-        // best-effort from the root (level 2); the borrowing level beats the
-        // higher priority of best-effort.
-        {.name = "in_a_hierarchical_cohort_workload_borrowing_less_is_"
-                 "scheduled_first",
-         .flavors = {ResourceFlavorBuilder("default").Build()},
-         .cluster_queues = {ClusterQueueBuilder("guaranteed")
-                                .Cohort("guaranteed")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "0")
-                                .Build(),
-                            ClusterQueueBuilder("best-effort")
-                                .Cohort("root")
-                                .ResourceGroup({"cpu"})
-                                .Flavor("default")
-                                .Quota("cpu", "0")
-                                .Build()},
-         .cohorts = {CohortBuilder("root").Build(), CohortBuilder("guaranteed")
-                                                        .Parent("root")
-                                                        .ResourceGroup({"cpu"})
-                                                        .Flavor("default")
-                                                        .Quota("cpu", "4")
-                                                        .Build()},
-         .heads = {{WorkloadBuilder("guaranteed")
-                        .Priority(0)
-                        .PodSet("one", 1)
-                        .Request("cpu", "4")
-                        .Build(),
-                    "guaranteed"},
-                   {WorkloadBuilder("best-effort")
-                        .Priority(3)
-                        .PodSet("one", 1)
-                        .Request("cpu", "4")
-                        .Build(),
-                    "best-effort"}},
-         .want_flavors = {{"guaranteed", {{"cpu", "default"}}}},
-         .want_reasons = {{"best-effort", "WaitingForQuota"}},
-         .want_messages = {{"best-effort",
-                            "Workload no longer fits after processing another "
-                            "workload"}}},
-    }),
+    Cases, ScheduleTest, ::testing::ValuesIn(ScheduleCases()),
+    [](const ::testing::TestParamInfo<ScheduleCase>& info) {
+      return info.param.name;
+    });
+INSTANTIATE_TEST_SUITE_P(
+    WithNominationMemo, ScheduleTest,
+    ::testing::ValuesIn(WithMemo(ScheduleCases())),
     [](const ::testing::TestParamInfo<ScheduleCase>& info) {
       return info.param.name;
     });

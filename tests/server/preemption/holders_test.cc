@@ -1,0 +1,60 @@
+// HoldingQuota: the per-ClusterQueue index of workloads holding quota that
+// the preemption searches walk instead of every holder.
+
+#include "server/preemption/holders.h"
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include "tests/testing/builders.h"
+
+namespace kq::preemption {
+namespace {
+
+using ::kq::testing::AdmissionBuilder;
+using ::kq::testing::WorkloadBuilder;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
+
+Workload Holding(const std::string& name, const std::string& cq) {
+  return WorkloadBuilder(name)
+      .Request("cpu", "1")
+      .ReserveQuota(AdmissionBuilder(cq).Assign("cpu", "default", "1").Build(),
+                    kNow)
+      .Build();
+}
+
+TEST(HoldingQuotaTest, IndexesByClusterQueueInInputOrder) {
+  const Workload a1 = Holding("a1", "a");
+  const Workload b1 = Holding("b1", "b");
+  const Workload a2 = Holding("a2", "a");
+  const Workload pending = WorkloadBuilder("p").Request("cpu", "1").Build();
+  const HoldingQuota holders({&a1, &b1, &a2, &pending, nullptr});
+  EXPECT_THAT(holders.InClusterQueue("a"), ElementsAre(&a1, &a2));
+  EXPECT_THAT(holders.InClusterQueue("b"), ElementsAre(&b1));
+  EXPECT_THAT(holders.InClusterQueue("c"), IsEmpty());
+  EXPECT_EQ(holders.size(), 3u);
+}
+
+TEST(HoldingQuotaTest, AddAndRemoveKeepTheOrderOfTheRest) {
+  const Workload a1 = Holding("a1", "a");
+  const Workload a2 = Holding("a2", "a");
+  const Workload a3 = Holding("a3", "a");
+  HoldingQuota holders({&a1, &a2});
+  holders.Add(&a3);
+  EXPECT_THAT(holders.InClusterQueue("a"), ElementsAre(&a1, &a2, &a3));
+  holders.Remove(&a2, "a");
+  EXPECT_THAT(holders.InClusterQueue("a"), ElementsAre(&a1, &a3));
+  // Removing under another queue, or twice, changes nothing.
+  holders.Remove(&a1, "b");
+  holders.Remove(&a2, "a");
+  EXPECT_THAT(holders.InClusterQueue("a"), ElementsAre(&a1, &a3));
+  EXPECT_EQ(holders.size(), 2u);
+}
+
+}  // namespace
+}  // namespace kq::preemption
