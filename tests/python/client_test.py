@@ -78,6 +78,43 @@ class ErrorMappingTest(unittest.TestCase):
                            self.client.heartbeat, NS, "once", "r",
                            stopped=True)
 
+    def test_provisioning_config_and_pod_set_updates(self):
+        from kq.v1 import objects_pb2, workload_pb2
+        config = objects_pb2.ProvisioningRequestConfig()
+        config.metadata.name = "prov"
+        config.spec.provisioning_class_name = (
+            "check-capacity.autoscaling.x-k8s.io")
+        check = objects_pb2.AdmissionCheck()
+        check.metadata.name = "prov-check"
+        check.spec.controller_name = "kueue.x-k8s.io/provisioning-request"
+        check.spec.parameters.api_group = "kueue.x-k8s.io"
+        check.spec.parameters.kind = "ProvisioningRequestConfig"
+        check.spec.parameters.name = "prov"
+        cq = kq.cluster_queue("checked", {"default": {"cpu": "4"}})
+        cq.spec.admission_checks.add(name="prov-check")
+        self.client.apply([config, check, cq,
+                           kq.local_queue(NS, "checked-lq", "checked")])
+        stored = self.client.get_object("ProvisioningRequestConfig", "prov")
+        self.assertEqual(
+            stored.provisioning_request_config.spec.provisioning_class_name,
+            "check-capacity.autoscaling.x-k8s.io")
+        # kqd fills in Kueue's retry defaults.
+        self.assertEqual(stored.provisioning_request_config.spec
+                         .retry_strategy.backoff_limit_count, 3)
+
+        self.client.submit_workload(
+            kq.workload("gated", NS, "checked-lq", {"cpu": "1"}))
+        update = workload_pb2.PodSetUpdate(name="main")
+        update.annotations[
+            "autoscaling.x-k8s.io/consume-provisioning-request"] = "pr-1"
+        wl = self.client.set_admission_check_state(
+            NS, "gated", "prov-check", "Ready", pod_set_updates=[update])
+        got = [c for c in wl.status.admission_checks if c.name == "prov-check"]
+        self.assertEqual(got[0].state, "Ready")
+        self.assertEqual(
+            dict(got[0].pod_set_updates[0].annotations),
+            {"autoscaling.x-k8s.io/consume-provisioning-request": "pr-1"})
+
     def test_error_text(self):
         error = kq.KqError(grpc.StatusCode.NOT_FOUND, "x not found")
         self.assertEqual(str(error), "NOT_FOUND: x not found")

@@ -191,6 +191,7 @@ _CONFIG_FIELDS = {
     objects_pb2.LocalQueue: "local_queue",
     objects_pb2.WorkloadPriorityClass: "workload_priority_class",
     objects_pb2.AdmissionCheck: "admission_check",
+    objects_pb2.ProvisioningRequestConfig: "provisioning_request_config",
 }
 
 
@@ -489,12 +490,15 @@ class Client:
                               kind=kind, namespace=namespace), True)
 
     def set_admission_check_state(self, namespace, workload_name, check, state,
-                                  message="", requeue_after_seconds=None):
+                                  message="", requeue_after_seconds=None,
+                                  pod_set_updates=()):
         """Sets one admission check of a workload (Pending, Ready, Retry,
-        Rejected) as its controller would. Returns the Workload."""
+        Rejected) as its controller would; `pod_set_updates` (kq.v1.PodSetUpdate
+        messages) are Kueue's podSetUpdates for the admitted pods. Returns the
+        Workload."""
         request = admin_service_pb2.SetAdmissionCheckStateRequest(
             namespace=namespace, workload=workload_name, check=check,
-            state=state, message=message)
+            state=state, message=message, pod_set_updates=list(pod_set_updates))
         if requeue_after_seconds is not None:
             request.requeue_after_seconds = requeue_after_seconds
         return self._call(self._admin.SetAdmissionCheckState, request,
