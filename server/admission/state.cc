@@ -173,6 +173,7 @@ void AdmissionState::Clear() {
   last_assignments_.clear();
   timed_workloads_.clear();
   marked_since_index_.clear();
+  holders_ = preemption::HoldingQuota();
   changes_ = Changes();
   config_changed_ = true;
   needs_scheduling_ = false;
@@ -343,8 +344,10 @@ void AdmissionState::Rebuild(absl::Time now) {
   }
   // Usage is derived from the workloads that hold quota, so it can never
   // drift from them.
+  holders_ = preemption::HoldingQuota();
   for (const auto& [key, wl] : workloads_) {
     if (!HoldsQuota(wl)) continue;
+    holders_.Add(&wl);
     cache::ClusterQueueSnapshot* cq =
         cache_.FindClusterQueue(wl.admission->cluster_queue);
     if (cq == nullptr) continue;
@@ -578,12 +581,6 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   ReleaseOverdueEvictions(now);
   RequeueBackedOff(now);
   int passes = 0;
-  // Workloads holding quota, kept across passes: admissions are added,
-  // victims released at once are removed.
-  preemption::HoldingQuota holders;
-  for (const auto& [key, wl] : workloads_) {
-    if (HoldsQuota(wl)) holders.Add(&wl);
-  }
   scheduler::SchedulingContext context{&flavors_, &namespaces_};
   context.cluster_queue_generations = &cluster_queue_generations_;
   context.fair_sharing = configuration_.fair_sharing.has_value();
@@ -610,7 +607,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     }
     // One Kueue cycle over the heads, with classical preemption over the
     // workloads holding quota when the pass starts (Kueue's snapshot).
-    preemption::Oracle oracle(cache_, holders, now, {},
+    preemption::Oracle oracle(cache_, holders_, now, {},
                               configuration_.fair_sharing);
     context.oracle = &oracle;
     scheduler::CycleResult result =
@@ -624,7 +621,6 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
       if (entry.status == scheduler::EntryResult::Status::kAdmitted) {
         last_assignments_.erase(key);
         ReserveQuota(wl, std::move(entry.admission), now);
-        holders.Add(&wl);
         progress = true;
         tree_changed = true;
         continue;
@@ -635,11 +631,6 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         if (IssuePreemptions(wl, entry.cluster_queue, entry.victims, now)) {
           progress = true;
           tree_changed = true;
-          for (const scheduler::PreemptionTarget& victim : entry.victims) {
-            if (!HoldsQuota(*victim.workload)) {
-              holders.Remove(victim.workload, victim.cluster_queue);
-            }
-          }
         }
       }
       bool pending_flavors = false;
@@ -744,6 +735,7 @@ void AdmissionState::ReserveQuota(Workload& wl, Admission admission,
       &wl.conditions,
       Condition{kConditionQuotaReserved, "True", "QuotaReserved",
                 absl::StrCat("Quota reserved in ClusterQueue ", cq_name), now});
+  holders_.Add(&wl);
   ResetActiveCondition(wl, kConditionEvicted, "QuotaReserved", now);
   ResetActiveCondition(wl, "Preempted", "QuotaReserved", now);
   // The checks that apply to the assigned flavors start Pending.
@@ -985,6 +977,7 @@ void AdmissionState::RequeueBackedOff(absl::Time now) {
 
 void AdmissionState::ReleaseQuota(const Workload& wl) {
   if (!HoldsQuota(wl)) return;
+  holders_.Remove(&wl, wl.admission->cluster_queue);
   cache::ClusterQueueSnapshot* cq =
       cache_.FindClusterQueue(wl.admission->cluster_queue);
   if (cq == nullptr) return;
@@ -1209,6 +1202,10 @@ absl::StatusOr<Workload> AdmissionState::FinishWorkload(
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
+  if (HoldsQuota(it->second)) {
+    // The index points at the map's element, which goes away now.
+    holders_.Remove(&it->second, it->second.admission->cluster_queue);
+  }
   Workload wl = std::move(it->second);
   workloads_.erase(it);
   queues_.Remove(key);
@@ -1413,7 +1410,8 @@ Condition AdmissionState::AdmissionCheckActiveCondition(
   return active;
 }
 
-WorkloadView AdmissionState::ViewOf(const Workload& wl) const {
+WorkloadView AdmissionState::ViewOf(const Workload& wl,
+                                    bool with_position) const {
   WorkloadView view{wl, {}, std::nullopt};
   if (HoldsQuota(wl)) {
     for (const PodSetAssignment& psa : wl.admission->pod_set_assignments) {
@@ -1432,7 +1430,7 @@ WorkloadView AdmissionState::ViewOf(const Workload& wl) const {
       view.placements.push_back(std::move(placement));
     }
   }
-  view.position = queues_.PositionOf(KeyOf(wl));
+  if (with_position) view.position = queues_.PositionOf(KeyOf(wl));
   return view;
 }
 

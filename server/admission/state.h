@@ -22,6 +22,7 @@
 #include "server/cache/cache.h"
 #include "server/core/config.h"
 #include "server/core/objects.h"
+#include "server/preemption/holders.h"
 #include "server/queue/manager.h"
 #include "server/scheduler/flavor_assigner.h"
 #include "server/scheduler/scheduler.h"
@@ -305,7 +306,10 @@ class AdmissionState {
 
   // ---- Reads -----------------------------------------------------------
   ObjectView ViewOf(const ConfigObject& object) const;
-  WorkloadView ViewOf(const Workload& workload) const;
+  // `with_position`: also its position in its ClusterQueue (a walk of the
+  // queue; answers that carry no position skip it).
+  WorkloadView ViewOf(const Workload& workload,
+                      bool with_position = true) const;
   // The ClusterQueue a workload is admitted to or would be queued in.
   std::string ClusterQueueForWorkload(const Workload& workload) const;
 
@@ -405,6 +409,10 @@ class AdmissionState {
   // Nominations of heads that could not be admitted, valid while the cache
   // is at `nominations_generation_` (see scheduler::NominationMemo).
   scheduler::NominationMemo nominations_;
+  // The workloads holding quota by ClusterQueue, for the preemption
+  // searches: added by ReserveQuota, removed by ReleaseQuota (and before a
+  // finished workload leaves workloads_), rebuilt by Rebuild.
+  preemption::HoldingQuota holders_;
   // The workloads a clock can change (a stop deadline, or an admission
   // check backoff to wait out), so that the clock's checks and NextWakeup
   // visit only them. Every change of a workload is marked (MarkWorkload),

@@ -412,18 +412,46 @@ absl::Status Engine::Delete(const ObjectKey& key) {
 }
 
 absl::StatusOr<WorkloadView> Engine::Submit(Workload workload) {
-  absl::StatusOr<NamespacedName> key = Call<NamespacedName>(
-      [this, workload = std::move(
-                 workload)]() mutable -> absl::StatusOr<NamespacedName> {
+  struct Slot {
+    absl::Notification done;
+    absl::StatusOr<WorkloadView> result =
+        absl::UnknownError("command did not run");
+  };
+  auto slot = std::make_shared<Slot>();
+  const bool posted =
+      Post([this, workload = std::move(workload), slot]() mutable {
         NameIfGenerated(workload);
-        KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(workload));
-        KQ_RETURN_IF_ERROR(state_.CheckPriorityClass(workload, {}));
-        NamespacedName key = KeyOf(workload);
-        KQ_RETURN_IF_ERROR(DoSubmit(std::move(workload), false).status());
-        return key;
+        const NamespacedName key = KeyOf(workload);
+        absl::Status submitted = ValidateSubmittedWorkload(workload);
+        if (submitted.ok()) submitted = state_.CheckPriorityClass(workload, {});
+        if (submitted.ok()) {
+          submitted = DoSubmit(std::move(workload), false).status();
+        }
+        // Answered after the commit, in the same batch: the view carries the
+        // batch's revision and what its passes did (one engine round trip).
+        replies_.push_back([this, key, slot,
+                            submitted](const absl::Status& commit) {
+          if (!submitted.ok()) {
+            slot->result = submitted;
+          } else if (!commit.ok()) {
+            slot->result = commit;
+          } else {
+            absl::StatusOr<std::optional<Workload>> wl = LookupWorkload(key);
+            if (!wl.ok()) {
+              slot->result = wl.status();
+            } else if (!wl->has_value()) {
+              slot->result = absl::NotFoundError(
+                  absl::StrCat(Describe(key), " not found"));
+            } else {
+              slot->result = state_.ViewOf(**wl, /*with_position=*/false);
+            }
+          }
+          slot->done.Notify();
+        });
       });
-  if (!key.ok()) return key.status();
-  return GetWorkload(*key);
+  if (!posted) return absl::UnavailableError("kqd is shutting down");
+  slot->done.WaitForNotification();
+  return std::move(slot->result);
 }
 
 absl::StatusOr<WorkloadView> Engine::GetWorkload(const NamespacedName& key) {

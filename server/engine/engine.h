@@ -144,7 +144,9 @@ class Engine {
       ObjectKind kind, const std::string& namespace_name);
 
   // Stores a new workload and runs a scheduling pass over it in the same
-  // batch. AlreadyExists when the name is taken.
+  // batch; answers after the batch's commit with the workload as committed
+  // (no queue position: GetWorkload computes it). AlreadyExists when the
+  // name is taken.
   absl::StatusOr<WorkloadView> Submit(Workload workload);
   absl::StatusOr<WorkloadView> GetWorkload(const NamespacedName& key);
   absl::StatusOr<Listed<Workload>> ListWorkloads(const WorkloadFilter& filter);

@@ -193,6 +193,10 @@ TEST_F(EngineTest, FinishReleasesQuotaForTheNextWorkload) {
   EXPECT_THAT(QuotaReserved(c.workload)->message,
               HasSubstr("insufficient unused quota for nvidia.com/gpu in "
                         "flavor gpu-a100, 8 more needed"));
+  // Submit answers without a position (no walk of the queue per
+  // submission); GetWorkload has it.
+  EXPECT_EQ(c.position, std::nullopt);
+  ASSERT_OK_AND_ASSIGN(c, engine_->GetWorkload({"team-ml", "c"}));
   EXPECT_EQ(c.position, 0);
   ASSERT_OK(engine_->Finish({"team-ml", "a"}, true, "").status());
   ASSERT_OK_AND_ASSIGN(c, engine_->GetWorkload({"team-ml", "c"}));
@@ -211,6 +215,7 @@ TEST_F(EngineTest, PriorityOrdersPendingWorkloads) {
   high.priority_class_name = "production-training";
   ASSERT_OK_AND_ASSIGN(WorkloadView h, engine_->Submit(high));
   EXPECT_EQ(h.workload.priority, 1000);
+  ASSERT_OK_AND_ASSIGN(h, engine_->GetWorkload({"team-ml", "high"}));
   EXPECT_EQ(h.position, 0);
   ASSERT_OK(engine_->Finish({"team-ml", "running"}, true, "").status());
   ASSERT_OK_AND_ASSIGN(h, engine_->GetWorkload({"team-ml", "high"}));
