@@ -276,26 +276,36 @@ absl::Status ShimServer::Start() {
     return absl::FailedPreconditionError("the shim server was already started");
   }
   started_ = true;
-  if (options_.tls_cert_file.empty() || options_.tls_key_file.empty()) {
+  // https_port < 0: health and metrics only (no webhook, no certificate).
+  std::unique_ptr<httplib::Server> https;
+  int bound_https_port = -1;
+  if (options_.https_port >= 0) {
+    if (options_.tls_cert_file.empty() || options_.tls_key_file.empty()) {
+      return absl::InvalidArgumentError(
+          "the webhook needs a TLS certificate and key file");
+    }
+    auto ssl = std::make_unique<httplib::SSLServer>(
+        options_.tls_cert_file.c_str(), options_.tls_key_file.c_str());
+    if (!ssl->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot load the TLS certificate ", options_.tls_cert_file,
+          " and key ", options_.tls_key_file));
+    }
+    https = std::move(ssl);
+    Configure(*https);
+    https->Post(kMutatePath,
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  HandleMutate(req, res);
+                });
+    RegisterHealthRoutes(*https);
+    absl::StatusOr<int> port =
+        Bind(*https, options_.address, options_.https_port, "HTTPS");
+    if (!port.ok()) return port.status();
+    bound_https_port = *port;
+  } else if (options_.http_port < 0) {
     return absl::InvalidArgumentError(
-        "the webhook needs a TLS certificate and key file");
+        "nothing to serve: neither the webhook nor the health port is on");
   }
-  auto https = std::make_unique<httplib::SSLServer>(
-      options_.tls_cert_file.c_str(), options_.tls_key_file.c_str());
-  if (!https->is_valid()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot load the TLS certificate ", options_.tls_cert_file,
-                     " and key ", options_.tls_key_file));
-  }
-  Configure(*https);
-  https->Post(kMutatePath,
-              [this](const httplib::Request& req, httplib::Response& res) {
-                HandleMutate(req, res);
-              });
-  RegisterHealthRoutes(*https);
-  absl::StatusOr<int> https_port =
-      Bind(*https, options_.address, options_.https_port, "HTTPS");
-  if (!https_port.ok()) return https_port.status();
 
   std::unique_ptr<httplib::Server> http;
   int http_port = -1;
@@ -308,28 +318,33 @@ absl::Status ShimServer::Start() {
     if (!bound.ok()) {
       // The HTTPS socket is bound but nobody listens yet: run and stop it
       // so its socket is closed.
-      std::unique_ptr<httplib::Server> bound_https = std::move(https);
-      std::thread thread = Serve(*bound_https);
-      StopServer(bound_https, thread);
+      if (https != nullptr) {
+        std::thread thread = Serve(*https);
+        StopServer(https, thread);
+      }
       return bound.status();
     }
     http_port = *bound;
   }
 
-  https_ = std::move(https);
-  https_thread_ = Serve(*https_);
-  https_port_ = *https_port;
+  if (https != nullptr) {
+    https_ = std::move(https);
+    https_thread_ = Serve(*https_);
+    https_port_ = bound_https_port;
+  }
   if (http != nullptr) {
     http_ = std::move(http);
     http_thread_ = Serve(*http_);
     http_port_ = http_port;
   }
-  spdlog::info("shim server: webhook https://{}:{}{}{}", options_.address,
-               https_port_, kMutatePath,
-               http_ != nullptr
-                   ? absl::StrCat(", health and metrics http://",
-                                  options_.address, ":", http_port_.load())
-                   : std::string());
+  spdlog::info(
+      "shim server: webhook {}{}",
+      https_ != nullptr ? absl::StrCat("https://", options_.address, ":",
+                                       https_port_.load(), kMutatePath)
+                        : std::string("off"),
+      http_ != nullptr ? absl::StrCat(", health and metrics http://",
+                                      options_.address, ":", http_port_.load())
+                       : std::string());
   return absl::OkStatus();
 }
 

@@ -57,7 +57,8 @@ struct ShimServerOptions {
   // Address both listeners bind to ("0.0.0.0" for every interface, as a
   // Pod needs; "127.0.0.1" in tests).
   std::string address = "0.0.0.0";
-  // The webhook's HTTPS port; 0 picks a free one (see https_port()).
+  // The webhook's HTTPS port; 0 picks a free one (see https_port()); -1
+  // serves no webhook (health and metrics on http_port only).
   int https_port = 9443;
   // PEM serving certificate (with its chain) and private key. The
   // certificate must name the Service DNS name the webhook configuration

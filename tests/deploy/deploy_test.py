@@ -64,10 +64,12 @@ GENERATOR_KINDS = {("config.kueue.x-k8s.io/v1beta1", "Configuration"),
 EXPECTED_RBAC = {
     ("batch", "jobs"): {"get", "list", "watch", "update", "patch"},
     ("batch", "jobs/status"): {"get"},
+    ("apps", "replicasets"): {"get"},
     ("", "events"): {"create", "patch"},
-    ("", "podtemplates"): {"create", "get", "list", "watch", "delete"},
+    ("", "podtemplates"): {"create", "get", "list", "watch", "patch",
+                           "delete"},
     ("autoscaling.x-k8s.io", "provisioningrequests"):
-        {"create", "get", "list", "watch", "delete"},
+        {"create", "get", "list", "watch", "patch", "delete"},
     ("autoscaling.x-k8s.io", "provisioningrequests/status"): {"get"},
 }
 

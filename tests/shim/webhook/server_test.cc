@@ -384,6 +384,31 @@ TEST_F(ShimServerTest, HttpPortIsOptional) {
   EXPECT_EQ(result->status, 200);
 }
 
+TEST_F(ShimServerTest, WithoutTheWebhookHealthIsStillServed) {
+  ShimServerOptions options = Options();
+  options.https_port = -1;
+  options.tls_cert_file.clear();
+  options.tls_key_file.clear();
+  ShimServer server(std::move(options));
+  ASSERT_OK(server.Start());
+  EXPECT_EQ(server.https_port(), -1);
+  auto health = Http(server.http_port())->Get("/healthz");
+  ASSERT_TRUE(health) << httplib::to_string(health.error());
+  EXPECT_EQ(health->status, 200);
+  auto mutate = Http(server.http_port())
+                    ->Post("/mutate-batch-v1-job", "{}", "application/json");
+  ASSERT_TRUE(mutate) << httplib::to_string(mutate.error());
+  EXPECT_EQ(mutate->status, 404);
+}
+
+TEST_F(ShimServerTest, NothingToServeIsRefused) {
+  ShimServerOptions options = Options();
+  options.https_port = -1;
+  options.http_port = -1;
+  ShimServer server(std::move(options));
+  EXPECT_EQ(server.Start().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(ShimServerTest, StopClosesThePortsPromptlyAndJoinsEveryThread) {
   const int threads_before = ThreadCount();
   auto server = std::make_unique<ShimServer>(Options());
