@@ -144,7 +144,16 @@ int Run(const Flags& flags) {
   server_options.http_port = flags.health_port;
   server_options.readiness = [&controller] { return controller.Ready(); };
   kq::shim::kube::Client* kube_client = kube->get();
-  kq::client::Client* kq_client = kq.get();
+  // The webhook's lookups in kqd (default LocalQueue, default
+  // WorkloadPriorityClass) must answer well within the API server's webhook
+  // timeout (10 s) even when kqd is down: a short deadline, no retries (a
+  // failed lookup skips that defaulting, as Kueue's does).
+  kq::client::ClientOptions webhook_kq_options = kq_options;
+  webhook_kq_options.deadline = absl::Seconds(2);
+  webhook_kq_options.retry_budget = absl::ZeroDuration();
+  std::shared_ptr<kq::client::Client> webhook_kq =
+      kq::client::NewGrpcClient(webhook_kq_options);
+  kq::client::Client* kq_client = webhook_kq.get();
   server_options.webhook.get_owner =
       [kube_client](const kq::shim::webhook::OwnerKind& kind,
                     const std::string& ns, const std::string& name) {

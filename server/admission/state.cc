@@ -978,6 +978,10 @@ void AdmissionState::RequeueBackedOff(absl::Time now) {
 void AdmissionState::ReleaseQuota(const Workload& wl) {
   if (!HoldsQuota(wl)) return;
   holders_.Remove(&wl, wl.admission->cluster_queue);
+  // Freed quota always needs a pass: a preemptor waiting for this victim
+  // sits in the active heap, so requeueing parked workloads alone may not
+  // ask for one.
+  needs_scheduling_ = true;
   cache::ClusterQueueSnapshot* cq =
       cache_.FindClusterQueue(wl.admission->cluster_queue);
   if (cq == nullptr) return;

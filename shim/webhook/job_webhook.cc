@@ -317,8 +317,9 @@ absl::StatusOr<json> DefaultJob(const json& job,
 
   // 1. Kueue ApplyDefaultLocalQueue. The namespace is consulted only when
   // the label is about to be set.
-  if (options.default_local_queue_exists &&
-      options.default_local_queue_exists(ns) && QueueName(defaulted).empty() &&
+  // Kueue's order: a Job that names its queue never waits for the lookup.
+  if (QueueName(defaulted).empty() && options.default_local_queue_exists &&
+      options.default_local_queue_exists(ns) &&
       !IsOwnerManagedByKueue(defaulted, options)) {
     absl::StatusOr<bool> managed = NamespaceManaged(ns, options);
     if (!managed.ok()) return managed.status();
