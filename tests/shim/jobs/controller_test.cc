@@ -585,12 +585,13 @@ TEST_F(JobControllerTest, CancelledWorkloadStopsItsJob) {
 TEST_F(JobControllerTest, ShimRestartReattachesWithoutDuplicates) {
   StartController();
   json running = CreateJob({.name = "running", .cpu = "2"});
-  json pending = CreateJob({.name = "pending", .cpu = "4"});
   json doomed = CreateJob({.name = "doomed", .cpu = "1"});
-  ASSERT_TRUE(WaitFor([&] {
-    return Unsuspended("running") && Unsuspended("doomed") &&
-           Workload(pending).has_value();
-  }));
+  ASSERT_TRUE(
+      WaitFor([&] { return Unsuspended("running") && Unsuspended("doomed"); }));
+  // Created once the others hold their quota: two workers submit in any
+  // order, and this one (4 cpu) would otherwise take the whole queue.
+  json pending = CreateJob({.name = "pending", .cpu = "4"});
+  ASSERT_TRUE(WaitFor([&] { return Workload(pending).has_value(); }));
   const std::string resource_version =
       GetJob("running")["metadata"]["resourceVersion"];
   controller_->Stop();
