@@ -4,7 +4,6 @@
 #include <set>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -97,27 +96,6 @@ bool HasDeletionTimestamp(const json& job) {
          job["metadata"].is_object() &&
          job["metadata"].contains("deletionTimestamp") &&
          !job["metadata"]["deletionTimestamp"].is_null();
-}
-
-std::string ResourceVersion(const json& object) {
-  if (!object.is_object() || !object.contains("metadata")) return "";
-  const json& meta = object["metadata"];
-  if (!meta.is_object() || !meta.contains("resourceVersion") ||
-      !meta["resourceVersion"].is_string()) {
-    return "";
-  }
-  return meta["resourceVersion"].get<std::string>();
-}
-
-// Whether `incoming` may replace `cached`: resourceVersions are opaque, but
-// when both are numbers (etcd revisions) an older one is a stale event.
-bool NotOlder(const json& incoming, const json& cached) {
-  int64_t in = 0, have = 0;
-  if (absl::SimpleAtoi(ResourceVersion(incoming), &in) &&
-      absl::SimpleAtoi(ResourceVersion(cached), &have)) {
-    return in >= have;
-  }
-  return true;
 }
 
 bool Retryable(absl::StatusCode code) {
@@ -322,7 +300,7 @@ void JobController::OnJobEvent(const kube::WatchEvent& event) {
       jobs_.erase(key);
     } else {
       auto it = jobs_.find(key);
-      if (it == jobs_.end() || NotOlder(event.object, it->second)) {
+      if (it == jobs_.end() || kube::NotOlder(event.object, it->second)) {
         jobs_[key] = event.object;
       }
     }
@@ -989,7 +967,7 @@ absl::Status JobController::UpdateJob(const JobKey& key, const json& job) {
   if (!updated.ok()) return updated.status();
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(key);
-  if (it != jobs_.end() && NotOlder(*updated, it->second))
+  if (it != jobs_.end() && kube::NotOlder(*updated, it->second))
     it->second = *updated;
   return absl::OkStatus();
 }

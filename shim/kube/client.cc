@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
@@ -395,6 +396,24 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(Config config,
                                                     : config.default_namespace;
   return std::unique_ptr<Client>(
       new CurlClient(std::move(transport), std::move(ns)));
+}
+
+std::string ResourceVersionOf(const json& object) {
+  if (!object.is_object()) return "";
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return "";
+  auto rv = metadata->find("resourceVersion");
+  if (rv == metadata->end() || !rv->is_string()) return "";
+  return rv->get<std::string>();
+}
+
+bool NotOlder(const json& incoming, const json& cached) {
+  int64_t in = 0, have = 0;
+  if (absl::SimpleAtoi(ResourceVersionOf(incoming), &in) &&
+      absl::SimpleAtoi(ResourceVersionOf(cached), &have)) {
+    return in >= have;
+  }
+  return true;
 }
 
 }  // namespace kq::shim::kube

@@ -218,6 +218,14 @@ class Client {
                               const std::string& uid = "") = 0;
 };
 
+// metadata.resourceVersion of an API object, "" when absent.
+std::string ResourceVersionOf(const json& object);
+
+// Whether `incoming` may replace `cached` in an informer's cache:
+// resourceVersions are opaque, but when both are numbers (etcd revisions)
+// an older one is a stale event.
+bool NotOlder(const json& incoming, const json& cached);
+
 // Records a core/v1 Event about `involved` (any object with apiVersion,
 // kind and metadata), as `kubectl describe` shows it: type "Normal" or
 // "Warning", a CamelCase reason and a message. Source component

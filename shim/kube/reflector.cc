@@ -16,15 +16,6 @@ constexpr absl::Duration kStopPoll = absl::Milliseconds(100);
 // cannot spin the loop.
 constexpr absl::Duration kMinHealthyWatch = absl::Seconds(1);
 
-std::string ResourceVersionOf(const json& object) {
-  if (!object.is_object()) return "";
-  auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return "";
-  auto rv = metadata->find("resourceVersion");
-  if (rv == metadata->end() || !rv->is_string()) return "";
-  return rv->get<std::string>();
-}
-
 // Sleeps `duration` in short slices; false if `stop` was set meanwhile.
 bool SleepUnlessStopped(absl::Duration duration,
                         const std::atomic<bool>& stop) {

@@ -6,7 +6,6 @@
 #include <tuple>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -39,27 +38,6 @@ void DescribeMetrics() {
   m.Describe(kWithoutConfig, "gauge",
              "AdmissionChecks of kueue.x-k8s.io/provisioning-request whose "
              "ProvisioningRequestConfig is missing or badly referenced.");
-}
-
-std::string ResourceVersion(const json& object) {
-  if (!object.is_object() || !object.contains("metadata")) return "";
-  const json& meta = object["metadata"];
-  if (!meta.is_object() || !meta.contains("resourceVersion") ||
-      !meta["resourceVersion"].is_string()) {
-    return "";
-  }
-  return meta["resourceVersion"].get<std::string>();
-}
-
-// Whether `incoming` may replace `cached`: resourceVersions are opaque, but
-// when both are numbers (etcd revisions) an older one is a stale event.
-bool NotOlder(const json& incoming, const json& cached) {
-  int64_t in = 0, have = 0;
-  if (absl::SimpleAtoi(ResourceVersion(incoming), &in) &&
-      absl::SimpleAtoi(ResourceVersion(cached), &have)) {
-    return in >= have;
-  }
-  return true;
 }
 
 std::vector<json> Values(const std::map<std::string, json>* objects) {
@@ -201,7 +179,7 @@ void ProvisioningController::StoreObject(
   auto it = ns.find(NameOf(object));
   if (it == ns.end()) {
     ns.emplace(NameOf(object), object);
-  } else if (NotOlder(object, it->second)) {
+  } else if (kube::NotOlder(object, it->second)) {
     it->second = object;
   }
 }
