@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
       ->add_option("--seconds", submit_seconds, "most seconds per measurement")
       ->capture_default_str();
   submit_cmd->add_option("--batch", submit.batch, "workloads per Apply")
+      ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   submit_cmd
       ->add_option("--batch-in-flight", submit.batch_in_flight,
