@@ -28,10 +28,15 @@
 #include "shim/kube/client.h"
 #include "tests/integration/kqd_process.h"
 #include "tests/shim/testing/fake_apiserver_process.h"
+#include "tests/shim/testing/kq_test_helpers.h"
 
 namespace kq::shim::jobs {
 namespace {
 
+using ::kq::testing::ConditionTrue;
+using ::kq::testing::FindWorkloadCondition;
+using ::kq::testing::KqOptions;
+using ::kq::testing::WaitFor;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
@@ -76,41 +81,6 @@ kind: WorkloadPriorityClass
 metadata: {name: low}
 value: 100
 )";
-
-client::ClientOptions KqOptions(const std::string& target) {
-  client::ClientOptions options;
-  options.target = target;
-  options.deadline = absl::Seconds(5);
-  options.retry_initial_backoff = absl::Milliseconds(50);
-  options.retry_max_backoff = absl::Milliseconds(500);
-  options.retry_budget = absl::Seconds(3);
-  return options;
-}
-
-template <typename Predicate>
-bool WaitFor(Predicate predicate, absl::Duration timeout = absl::Seconds(20)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (predicate()) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return predicate();
-}
-
-bool ConditionTrue(const v1::Workload& wl, const std::string& type) {
-  for (const v1::Condition& c : wl.status().conditions()) {
-    if (c.type() == type) return c.status() == "True";
-  }
-  return false;
-}
-
-const v1::Condition* FindCondition(const v1::Workload& wl,
-                                   const std::string& type) {
-  for (const v1::Condition& c : wl.status().conditions()) {
-    if (c.type() == type) return &c;
-  }
-  return nullptr;
-}
 
 struct JobSpec {
   std::string name;
@@ -323,7 +293,8 @@ TEST_F(JobControllerTest, AdmittedJobStartsWithFlavorPlacementAndFinishes) {
     return now && ConditionTrue(*now, "Finished");
   }));
   std::optional<v1::Workload> finished = Workload(job);
-  EXPECT_EQ(FindCondition(*finished, "Finished")->reason(), "Succeeded");
+  EXPECT_EQ(FindWorkloadCondition(*finished, "Finished")->reason(),
+            "Succeeded");
   EXPECT_TRUE(WaitFor([&] {
     return HasEvent("sample", "Normal FinishedWorkload: Workload 'team/" +
                                   finished->metadata().name() +
@@ -347,7 +318,7 @@ TEST_F(JobControllerTest, FailedJobFinishesItsWorkloadAsFailed) {
   ASSERT_TRUE(finish.finished);
   EXPECT_FALSE(finish.succeeded);
   std::optional<v1::Workload> wl = Workload(job);
-  const v1::Condition* c = FindCondition(*wl, "Finished");
+  const v1::Condition* c = FindWorkloadCondition(*wl, "Finished");
   EXPECT_EQ(c->reason(), "Failed");
   EXPECT_EQ(c->message(), finish.message);
   EXPECT_TRUE(ActiveWorkloads().empty());
@@ -384,7 +355,7 @@ TEST_F(JobControllerTest, HigherPriorityJobPreemptsRunningOne) {
   std::optional<v1::Workload> low_wl = Workload(low);
   ASSERT_TRUE(low_wl.has_value());
   EXPECT_FALSE(low_wl->status().has_admission());
-  const v1::Condition* evicted = FindCondition(*low_wl, "Evicted");
+  const v1::Condition* evicted = FindWorkloadCondition(*low_wl, "Evicted");
   ASSERT_NE(evicted, nullptr);
   std::vector<std::string> events = Events("low");
   EXPECT_THAT(events, ::testing::Contains(absl::StrCat("Normal Stopped: ",
@@ -429,7 +400,7 @@ TEST_P(JobControllerEvictionTest, JobGetsSuspended) {
   EXPECT_TRUE(HasEvent("evictee", "Normal Stopped: " + tc.want_message))
       << ::testing::PrintToString(Events("evictee"));
   std::optional<v1::Workload> wl = Workload(job);
-  const v1::Condition* requeued = FindCondition(*wl, "Requeued");
+  const v1::Condition* requeued = FindWorkloadCondition(*wl, "Requeued");
   ASSERT_NE(requeued, nullptr);
   EXPECT_EQ(requeued->status(), "False");
   EXPECT_EQ(requeued->reason(), tc.want_requeued_reason);
@@ -529,7 +500,7 @@ TEST_F(JobControllerTest, JobDeletionCancelsWorkload) {
     std::optional<v1::Workload> wl = Workload(running);
     return wl && ConditionTrue(*wl, "Finished");
   }));
-  EXPECT_EQ(FindCondition(*Workload(running), "Finished")->reason(),
+  EXPECT_EQ(FindWorkloadCondition(*Workload(running), "Finished")->reason(),
             "Cancelled");
   EXPECT_TRUE(WaitFor([&] { return Unsuspended("waiting"); }));
 }
@@ -606,7 +577,7 @@ TEST_F(JobControllerTest, ShimRestartReattachesWithoutDuplicates) {
     std::optional<v1::Workload> wl = Workload(doomed);
     return wl && ConditionTrue(*wl, "Finished");
   }));
-  EXPECT_EQ(FindCondition(*Workload(doomed), "Finished")->reason(),
+  EXPECT_EQ(FindWorkloadCondition(*Workload(doomed), "Finished")->reason(),
             "Cancelled");
   ASSERT_TRUE(WaitFor([&] { return Unsuspended("late"); }));
   // The running Job was not touched.

@@ -36,10 +36,15 @@
 #include "shim/provisioning/provisioning.h"
 #include "tests/integration/kqd_process.h"
 #include "tests/shim/testing/fake_apiserver_process.h"
+#include "tests/shim/testing/kq_test_helpers.h"
 
 namespace kq::shim::provisioning {
 namespace {
 
+using ::kq::testing::ConditionTrue;
+using ::kq::testing::FindWorkloadCondition;
+using ::kq::testing::KqOptions;
+using ::kq::testing::WaitFor;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
@@ -51,41 +56,6 @@ std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)),
                      std::istreambuf_iterator<char>());
-}
-
-client::ClientOptions KqOptions(const std::string& target) {
-  client::ClientOptions options;
-  options.target = target;
-  options.deadline = absl::Seconds(5);
-  options.retry_initial_backoff = absl::Milliseconds(50);
-  options.retry_max_backoff = absl::Milliseconds(500);
-  options.retry_budget = absl::Seconds(3);
-  return options;
-}
-
-template <typename Predicate>
-bool WaitFor(Predicate predicate, absl::Duration timeout = absl::Seconds(20)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (predicate()) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return predicate();
-}
-
-bool ConditionTrue(const v1::Workload& wl, const std::string& type) {
-  for (const v1::Condition& c : wl.status().conditions()) {
-    if (c.type() == type) return c.status() == "True";
-  }
-  return false;
-}
-
-const v1::Condition* FindWorkloadCondition(const v1::Workload& wl,
-                                           const std::string& type) {
-  for (const v1::Condition& c : wl.status().conditions()) {
-    if (c.type() == type) return &c;
-  }
-  return nullptr;
 }
 
 class ProvisioningControllerTest : public ::testing::Test {
