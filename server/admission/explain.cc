@@ -104,13 +104,9 @@ bool WouldNominate(const AdmissionState& state, const Workload& wl,
 void ExplainAssignment(AdmissionState& state, const Workload& wl,
                        const cache::ClusterQueueSnapshot& cq, absl::Time now,
                        Explanation& out) {
-  preemption::HoldingQuota holders;
-  for (const auto& [key, other] : state.workloads()) {
-    if (HoldsQuota(other)) holders.Add(&other);
-  }
   const Configuration& config = state.configuration();
-  const preemption::Oracle oracle(state.cache_for_search(), holders, now, {},
-                                  config.fair_sharing);
+  const preemption::Oracle oracle(state.cache_for_search(), state.holders(),
+                                  now, {}, config.fair_sharing);
   scheduler::FlavorAssignerOptions options;
   options.enable_fair_sharing = config.fair_sharing.has_value();
   options.resources = &config.resources;

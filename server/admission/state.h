@@ -324,6 +324,9 @@ class AdmissionState {
   // the mutable form and restore it before returning.
   const cache::Cache& cache() const { return cache_; }
   cache::Cache& cache_for_search() { return cache_; }
+  // The workloads holding quota by ClusterQueue (what the preemption
+  // searches walk), kept with the quota tree.
+  const preemption::HoldingQuota& holders() const { return holders_; }
 
   // ---- Changes ---------------------------------------------------------
   // Returns and forgets what changed since the last call.

@@ -412,46 +412,21 @@ absl::Status Engine::Delete(const ObjectKey& key) {
 }
 
 absl::StatusOr<WorkloadView> Engine::Submit(Workload workload) {
-  struct Slot {
-    absl::Notification done;
-    absl::StatusOr<WorkloadView> result =
-        absl::UnknownError("command did not run");
-  };
-  auto slot = std::make_shared<Slot>();
-  const bool posted =
-      Post([this, workload = std::move(workload), slot]() mutable {
+  // Answered after the commit, in the same batch: the view carries the
+  // batch's revision and what its passes did (one engine round trip).
+  return ChangeThenRead<WorkloadView>(
+      [this, workload = std::move(
+                 workload)]() mutable -> absl::StatusOr<NamespacedName> {
         NameIfGenerated(workload);
         const NamespacedName key = KeyOf(workload);
-        absl::Status submitted = ValidateSubmittedWorkload(workload);
-        if (submitted.ok()) submitted = state_.CheckPriorityClass(workload, {});
-        if (submitted.ok()) {
-          submitted = DoSubmit(std::move(workload), false).status();
-        }
-        // Answered after the commit, in the same batch: the view carries the
-        // batch's revision and what its passes did (one engine round trip).
-        replies_.push_back([this, key, slot,
-                            submitted](const absl::Status& commit) {
-          if (!submitted.ok()) {
-            slot->result = submitted;
-          } else if (!commit.ok()) {
-            slot->result = commit;
-          } else {
-            absl::StatusOr<std::optional<Workload>> wl = LookupWorkload(key);
-            if (!wl.ok()) {
-              slot->result = wl.status();
-            } else if (!wl->has_value()) {
-              slot->result = absl::NotFoundError(
-                  absl::StrCat(Describe(key), " not found"));
-            } else {
-              slot->result = state_.ViewOf(**wl, /*with_position=*/false);
-            }
-          }
-          slot->done.Notify();
-        });
+        KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(workload));
+        KQ_RETURN_IF_ERROR(state_.CheckPriorityClass(workload, {}));
+        KQ_RETURN_IF_ERROR(DoSubmit(std::move(workload), false).status());
+        return key;
+      },
+      [this](Workload wl) {
+        return state_.ViewOf(wl, /*with_position=*/false);
       });
-  if (!posted) return absl::UnavailableError("kqd is shutting down");
-  slot->done.WaitForNotification();
-  return std::move(slot->result);
 }
 
 absl::StatusOr<WorkloadView> Engine::GetWorkload(const NamespacedName& key) {
@@ -502,31 +477,34 @@ absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
   });
 }
 
-absl::StatusOr<Workload> Engine::ChangeWorkload(
-    const NamespacedName& key, std::function<absl::Status()> change) {
+template <typename T>
+absl::StatusOr<T> Engine::ChangeThenRead(
+    std::function<absl::StatusOr<NamespacedName>()> change,
+    std::function<T(Workload)> read) {
   struct Slot {
     absl::Notification done;
-    absl::StatusOr<Workload> result = absl::UnknownError("command did not run");
+    absl::StatusOr<T> result = absl::UnknownError("command did not run");
   };
   auto slot = std::make_shared<Slot>();
-  const bool posted = Post([this, key, change = std::move(change), slot] {
-    absl::Status changed = change();
+  const bool posted = Post([this, change = std::move(change),
+                            read = std::move(read), slot] {
+    absl::StatusOr<NamespacedName> changed = change();
     // Replies run on this thread after the commit, so the workload read
     // here carries the batch's revision and what its passes did.
-    replies_.push_back([this, key, slot, changed](const absl::Status& commit) {
+    replies_.push_back([this, read, slot, changed](const absl::Status& commit) {
       if (!changed.ok()) {
-        slot->result = changed;
+        slot->result = changed.status();
       } else if (!commit.ok()) {
         slot->result = commit;
       } else {
-        absl::StatusOr<std::optional<Workload>> wl = LookupWorkload(key);
+        absl::StatusOr<std::optional<Workload>> wl = LookupWorkload(*changed);
         if (!wl.ok()) {
           slot->result = wl.status();
         } else if (!wl->has_value()) {
-          slot->result =
-              absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+          slot->result = absl::NotFoundError(
+              absl::StrCat(Describe(*changed), " not found"));
         } else {
-          slot->result = **std::move(wl);
+          slot->result = read(**std::move(wl));
         }
       }
       slot->done.Notify();
@@ -535,6 +513,16 @@ absl::StatusOr<Workload> Engine::ChangeWorkload(
   if (!posted) return absl::UnavailableError("kqd is shutting down");
   slot->done.WaitForNotification();
   return std::move(slot->result);
+}
+
+absl::StatusOr<Workload> Engine::ChangeWorkload(
+    const NamespacedName& key, std::function<absl::Status()> change) {
+  return ChangeThenRead<Workload>(
+      [key, change = std::move(change)]() -> absl::StatusOr<NamespacedName> {
+        KQ_RETURN_IF_ERROR(change());
+        return key;
+      },
+      [](Workload wl) { return wl; });
 }
 
 absl::StatusOr<Workload> Engine::Cancel(const NamespacedName& key) {

@@ -251,6 +251,13 @@ class Engine {
   // read from memory or, once finished, from the batch or the store.
   absl::StatusOr<Workload> ChangeWorkload(const NamespacedName& key,
                                           std::function<absl::Status()> change);
+  // The same for a change that learns the workload's key as it runs (a
+  // submission names a generateName workload); `read` turns the committed
+  // workload into the answer on the engine thread. Defined in engine.cc.
+  template <typename T>
+  absl::StatusOr<T> ChangeThenRead(
+      std::function<absl::StatusOr<NamespacedName>()> change,
+      std::function<T(Workload)> read);
   // Queues a command without waiting for it; false when stopping.
   bool Post(Command command);
   struct Waiter {
