@@ -338,6 +338,7 @@ void AdmissionState::Rebuild(absl::Time now) {
   }
   cache_.Rebuild(cluster_queues_, cohorts_, flavor_names, check_names,
                  inactive_checks);
+  nominations_.Clear();  // every tree has a new generation
   // Quotas may have changed anywhere: every flavor-scan bookmark is old.
   for (const auto& [name, cq] : cluster_queues_) {
     ++cluster_queue_generations_[name];
@@ -443,6 +444,14 @@ void AdmissionState::Evict(Workload& wl, const std::string& reason,
   // Kueue's prepareForEviction.
   SetCondition(&wl.conditions,
                Condition{kConditionEvicted, "True", reason, message, now});
+  // An evicting workload is no longer a preemption candidate, although its
+  // quota stays held until it stops.
+  if (wl.admission.has_value()) {
+    if (cache::ClusterQueueSnapshot* cq =
+            cache_.FindClusterQueue(wl.admission->cluster_queue)) {
+      cq->MarkTreeChanged();
+    }
+  }
   // resetChecksOnEviction: a check not Pending starts over, without the
   // podSetUpdates it reported (a Pending one is left as it is).
   for (AdmissionCheckState& check : wl.admission_checks) {
@@ -585,9 +594,8 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
   context.cluster_queue_generations = &cluster_queue_generations_;
   context.fair_sharing = configuration_.fair_sharing.has_value();
   context.resources = &configuration_.resources;
-  // Nominations stay valid while the quota tree is unchanged, across
-  // passes and calls: anything that changes it moves cache_.generation().
-  if (nominations_generation_ != cache_.generation()) nominations_.Clear();
+  // Nominations stay valid while their cohort tree is unchanged, across
+  // passes and calls (see NominationMemo).
   context.nomination_memo = &nominations_;
   while (true) {
     auto popped = queues_.PopHeads([this](const std::string& name) {
@@ -614,7 +622,6 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         scheduler::Schedule(cache_, heads, context, now);
     context.oracle = nullptr;
     bool progress = false;
-    bool tree_changed = false;
     for (scheduler::EntryResult& entry : result.entries) {
       Workload& wl = *const_cast<Workload*>(entry.workload);
       NamespacedName key = KeyOf(wl);
@@ -622,7 +629,6 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         last_assignments_.erase(key);
         ReserveQuota(wl, std::move(entry.admission), now);
         progress = true;
-        tree_changed = true;
         continue;
       }
       if (entry.status == scheduler::EntryResult::Status::kPreempting) {
@@ -630,7 +636,6 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         // the victim's quota is free for the preemptor's next pass.
         if (IssuePreemptions(wl, entry.cluster_queue, entry.victims, now)) {
           progress = true;
-          tree_changed = true;
         }
       }
       bool pending_flavors = false;
@@ -668,10 +673,6 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
                                   reason, pending_flavors);
       progress |= pending_flavors;
     }
-    // The pass's own searches move the generation and undo their changes;
-    // only admissions and preemptions change the tree.
-    if (tree_changed) nominations_.Clear();
-    nominations_generation_ = cache_.generation();
     if (!progress) break;
     if (passes >= limits.max_passes || limits.out_of_time()) {
       // More passes may still change something.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -406,11 +407,12 @@ class AdmissionState {
   cache::Cache cache_;
   queue::Manager queues_;
   // Flavor-scan bookmarks of pending workloads (Kueue's LastAssignment).
-  std::map<NamespacedName, scheduler::LastAssignment> last_assignments_;
+  absl::node_hash_map<NamespacedName, scheduler::LastAssignment>
+      last_assignments_;
   // Kueue's AllocatableResourceGeneration per ClusterQueue.
   std::map<std::string, int64_t> cluster_queue_generations_;
-  // Nominations of heads that could not be admitted, valid while the cache
-  // is at `nominations_generation_` (see scheduler::NominationMemo).
+  // Nominations of heads that could not be admitted, each valid while its
+  // cohort tree is unchanged (see scheduler::NominationMemo).
   scheduler::NominationMemo nominations_;
   // The workloads holding quota by ClusterQueue, for the preemption
   // searches: added by ReserveQuota, removed by ReleaseQuota (and before a
@@ -423,7 +425,6 @@ class AdmissionState {
   // everything.
   std::set<NamespacedName> timed_workloads_;
   std::vector<NamespacedName> marked_since_index_;
-  uint64_t nominations_generation_ = 0;
   int64_t scheduling_cycle_ = 0;
   absl::Duration eviction_grace_ = absl::Seconds(30);
   Changes changes_;

@@ -273,10 +273,17 @@ int64_t ClusterQueueSnapshot::Borrowed(const FlavorResource& fr) const {
   return std::max<int64_t>(0, SaturatingSub(node.Get(node.usage, fr), nominal));
 }
 
+void ClusterQueueSnapshot::MarkTreeChanged() {
+  if (tree_generation_slot != nullptr) {
+    *tree_generation_slot = Cache::NextCacheGeneration();
+  }
+}
+
 void ClusterQueueSnapshot::AddUsage(const FlavorResourceQuantities& usage) {
   if (cache_generation != nullptr) {
     *cache_generation = Cache::NextCacheGeneration();
   }
+  if (simulations == nullptr || *simulations == 0) MarkTreeChanged();
   for (const auto& [fr, v] : usage) AddUsageIn(*this, fr, v);
 }
 
@@ -284,6 +291,7 @@ void ClusterQueueSnapshot::RemoveUsage(const FlavorResourceQuantities& usage) {
   if (cache_generation != nullptr) {
     *cache_generation = Cache::NextCacheGeneration();
   }
+  if (simulations == nullptr || *simulations == 0) MarkTreeChanged();
   for (const auto& [fr, v] : usage) RemoveUsageIn(*this, fr, v);
 }
 
@@ -349,6 +357,7 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
   for (const auto& [name, spec] : cluster_queues) {
     auto cq = std::make_unique<ClusterQueueSnapshot>();
     cq->cache_generation = &generation_;
+    cq->simulations = &simulations_;
     cq->spec = spec;
     cq->node.quotas = QuotasOf(spec.resource_groups);
     for (const auto& [fr, q] : cq->node.quotas) {
@@ -375,6 +384,19 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
   // 4. Subtree quotas, from each root down.
   for (auto& [name, cohort] : cohorts_) {
     if (cohort->parent == nullptr) UpdateSubtreeQuota(*cohort);
+  }
+
+  // Each tree starts at a generation no earlier tree had.
+  for (auto& [name, cq] : cluster_queues_) {
+    cq->own_tree_generation = NextCacheGeneration();
+    cq->tree_generation_slot = &cq->own_tree_generation;
+    if (cq->parent == nullptr || cq->parent->has_cycle) continue;
+    CohortSnapshot* root = cq->parent;
+    while (root->parent != nullptr) root = root->parent;
+    if (root->tree_generation == 0) {
+      root->tree_generation = NextCacheGeneration();
+    }
+    cq->tree_generation_slot = &root->tree_generation;
   }
 
   // 5. Active condition of each ClusterQueue (Kueue's inactiveReason).

@@ -120,9 +120,28 @@ class ClusterQueueSnapshot {
   std::string active_reason = "Ready";
   std::string active_message = "Can admit new workloads";
 
+  // Changes whenever usage changes anywhere in this queue's cohort tree
+  // (the queue alone when it has no cohort), except inside a
+  // Cache::Simulation; a value never seen before after every Rebuild. What
+  // is computed from the tree (scheduler::NominationMemo) stays valid while
+  // it is unchanged, whatever happens in other trees. 0 outside a Cache.
+  uint64_t tree_generation() const {
+    return tree_generation_slot == nullptr ? 0 : *tree_generation_slot;
+  }
+  // Moves tree_generation() even inside a Simulation: for a change that
+  // stays (an admission made during a pass) or one the usage does not show.
+  void MarkTreeChanged();
+
   // The owning Cache's generation, moved by AddUsage and RemoveUsage; null
   // for a snapshot outside a Cache.
   uint64_t* cache_generation = nullptr;
+  // Where tree_generation() is kept: the root cohort's, or
+  // own_tree_generation without a cohort (or in a cohort cycle); null
+  // outside a Cache.
+  uint64_t* tree_generation_slot = nullptr;
+  uint64_t own_tree_generation = 0;
+  // The owning Cache's count of open Simulations.
+  const int* simulations = nullptr;
 };
 
 // A Cohort node, explicit (a Cohort object) or implicit (only named by a
@@ -154,6 +173,8 @@ class CohortSnapshot {
   // cohort has no root, its quota is not computed and every ClusterQueue
   // below it is inactive.
   bool has_cycle = false;
+  // On a root: the tree generation of every ClusterQueue below it.
+  uint64_t tree_generation = 0;
 };
 
 // The whole quota tree. Thread-compatible: owned by the engine thread.
@@ -187,6 +208,21 @@ class Cache {
   // What is computed from the tree can be kept as long as it is unchanged.
   uint64_t generation() const { return generation_; }
 
+  // Usage changed while a Simulation is open is put back before it closes
+  // (the preemption searches, a pass's reservations and fair-sharing
+  // trials): it moves generation() but no ClusterQueue's
+  // tree_generation(). Scopes nest.
+  class Simulation {
+   public:
+    explicit Simulation(Cache& cache) : cache_(cache) { ++cache_.simulations_; }
+    ~Simulation() { --cache_.simulations_; }
+    Simulation(const Simulation&) = delete;
+    Simulation& operator=(const Simulation&) = delete;
+
+   private:
+    Cache& cache_;
+  };
+
   // Returns nullptr when unknown.
   ClusterQueueSnapshot* FindClusterQueue(const std::string& name);
   const ClusterQueueSnapshot* FindClusterQueue(const std::string& name) const;
@@ -214,6 +250,7 @@ class Cache {
   std::map<std::string, std::unique_ptr<ClusterQueueSnapshot>> cluster_queues_;
   std::map<std::string, std::unique_ptr<CohortSnapshot>> cohorts_;
   uint64_t generation_ = NextCacheGeneration();
+  int simulations_ = 0;
 
  public:
   // A process-wide counter, so that generations of different Cache

@@ -3,16 +3,6 @@
 #include <tuple>
 
 namespace kq::queue {
-namespace {
-
-std::vector<NamespacedName> Workloads(const std::set<QueueKey>& keys) {
-  std::vector<NamespacedName> out;
-  out.reserve(keys.size());
-  for (const QueueKey& k : keys) out.push_back(k.workload);
-  return out;
-}
-
-}  // namespace
 
 bool operator<(const QueueKey& a, const QueueKey& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
@@ -27,6 +17,10 @@ QueueKey KeyFor(const Workload& workload) {
                   {workload.meta.namespace_name, workload.meta.name}};
 }
 
+bool Manager::EntryLess::operator()(const Entry* a, const Entry* b) const {
+  return a->key < b->key;
+}
+
 void Manager::UpsertClusterQueue(const std::string& name,
                                  QueueingStrategy strategy) {
   queues_[name].strategy = strategy;
@@ -37,28 +31,65 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
   std::vector<NamespacedName> held;
   auto it = queues_.find(name);
   if (it == queues_.end()) return held;
-  for (const QueueKey& k : it->second.active) held.push_back(k.workload);
-  for (const QueueKey& k : it->second.inadmissible) held.push_back(k.workload);
+  for (const Entry* e : it->second.active) held.push_back(e->key.workload);
+  for (const Entry* e : it->second.inadmissible) {
+    held.push_back(e->key.workload);
+  }
   for (const NamespacedName& w : held) where_.erase(w);
+  // Heads popped from it are no longer held by anything either.
+  for (const NamespacedName& w : popped_) {
+    auto e = where_.find(w);
+    if (e != where_.end() && e->second.pending == &it->second) where_.erase(e);
+  }
   queues_.erase(it);
   return held;
 }
 
+void Manager::Insert(Entry& entry, KeySet& set) {
+  if (entry.popped) {
+    set.insert(std::move(entry.popped));
+    entry.popped = KeySet::node_type();
+  } else {
+    set.insert(&entry);
+  }
+}
+
 void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   Remove(key.workload);
-  queues_[cluster_queue].active.insert(key);
-  where_[key.workload] = Location{cluster_queue, key, false};
+  auto q = queues_.try_emplace(cluster_queue).first;
+  Entry& entry = where_[key.workload];
+  entry.key = key;
+  entry.cluster_queue = &q->first;
+  entry.pending = &q->second;
+  entry.place = Place::kActive;
+  q->second.active.insert(&entry);
 }
 
 void Manager::Remove(const NamespacedName& workload) {
   auto it = where_.find(workload);
   if (it == where_.end()) return;
-  auto q = queues_.find(it->second.cluster_queue);
-  if (q != queues_.end()) {
-    (it->second.inadmissible ? q->second.inadmissible : q->second.active)
-        .erase(it->second.key);
+  Entry& entry = it->second;
+  if (entry.place == Place::kActive) entry.pending->active.erase(&entry);
+  if (entry.place == Place::kInadmissible) {
+    entry.pending->inadmissible.erase(&entry);
   }
   where_.erase(it);
+}
+
+const Manager::Entry* Manager::Held(const NamespacedName& workload) const {
+  auto it = where_.find(workload);
+  if (it == where_.end() || it->second.place == Place::kPopped) return nullptr;
+  return &it->second;
+}
+
+void Manager::DropPopped() {
+  for (const NamespacedName& w : popped_) {
+    auto it = where_.find(w);
+    if (it != where_.end() && it->second.place == Place::kPopped) {
+      where_.erase(it);
+    }
+  }
+  popped_.clear();
 }
 
 bool Manager::IsImmediate(QueueingStrategy strategy, RequeueReason reason) {
@@ -74,32 +105,32 @@ bool Manager::RequeueIfNotPresent(const std::string& cluster_queue,
                                   const QueueKey& key, RequeueReason reason,
                                   bool pending_flavors) {
   auto held = where_.find(key.workload);
-  if (held != where_.end() && held->second.cluster_queue != cluster_queue) {
+  if (held != where_.end() && *held->second.cluster_queue != cluster_queue) {
     Remove(key.workload);
     held = where_.end();
   }
-  Pending& pending = queues_[cluster_queue];
+  auto q = queues_.try_emplace(cluster_queue).first;
+  Pending& pending = q->second;
   // Kueue's requeueIfNotPresent (backoff is not modelled yet: every requeue
   // is past its backoff).
-  if (IsImmediate(pending.strategy, reason) ||
-      pending.queue_inadmissible_cycle >= pending.pop_cycle ||
-      pending_flavors) {
-    if (held == where_.end()) {
-      pending.active.insert(key);
-      where_[key.workload] = Location{cluster_queue, key, false};
-      return true;
-    }
-    if (!held->second.inadmissible) return false;
-    // Back to the heap with the key it was parked with, as Kueue moves the
-    // stored entry.
-    pending.inadmissible.erase(held->second.key);
-    pending.active.insert(held->second.key);
-    held->second.inadmissible = false;
+  const bool to_active =
+      IsImmediate(pending.strategy, reason) ||
+      pending.queue_inadmissible_cycle >= pending.pop_cycle || pending_flavors;
+  if (held == where_.end() || held->second.place == Place::kPopped) {
+    Entry& entry = held == where_.end() ? where_[key.workload] : held->second;
+    if (!(entry.key == key)) entry.key = key;
+    entry.cluster_queue = &q->first;
+    entry.pending = &pending;
+    entry.place = to_active ? Place::kActive : Place::kInadmissible;
+    Insert(entry, to_active ? pending.active : pending.inadmissible);
     return true;
   }
-  if (held != where_.end()) return false;
-  pending.inadmissible.insert(key);
-  where_[key.workload] = Location{cluster_queue, key, true};
+  Entry& entry = held->second;
+  if (!to_active || entry.place == Place::kActive) return false;
+  // Back to the heap with the key it was parked with, as Kueue moves the
+  // stored entry.
+  pending.active.insert(pending.inadmissible.extract(&entry));
+  entry.place = Place::kActive;
   return true;
 }
 
@@ -119,13 +150,15 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
     pending.queue_inadmissible_cycle = pending.pop_cycle;
     for (auto k = pending.inadmissible.begin();
          k != pending.inadmissible.end();) {
-      if (eligible && !eligible(name, *k)) {
+      Entry* entry = *k;
+      if (eligible && !eligible(name, entry->key)) {
         ++k;
         continue;
       }
-      pending.active.insert(*k);
-      where_[k->workload].inadmissible = false;
-      k = pending.inadmissible.erase(k);
+      auto next = std::next(k);
+      pending.active.insert(pending.inadmissible.extract(k));
+      entry->place = Place::kActive;
+      k = next;
       ++moved;
     }
   }
@@ -156,27 +189,33 @@ int32_t Manager::PendingInadmissible(const std::string& cluster_queue) const {
 
 std::vector<NamespacedName> Manager::ActiveWorkloads(
     const std::string& cluster_queue) const {
+  std::vector<NamespacedName> out;
   auto it = queues_.find(cluster_queue);
-  if (it == queues_.end()) return {};
-  return Workloads(it->second.active);
+  if (it == queues_.end()) return out;
+  for (const Entry* e : it->second.active) out.push_back(e->key.workload);
+  return out;
 }
 
 std::vector<NamespacedName> Manager::InadmissibleWorkloads(
     const std::string& cluster_queue) const {
+  std::vector<NamespacedName> out;
   auto it = queues_.find(cluster_queue);
-  if (it == queues_.end()) return {};
-  return Workloads(it->second.inadmissible);
+  if (it == queues_.end()) return out;
+  for (const Entry* e : it->second.inadmissible) {
+    out.push_back(e->key.workload);
+  }
+  return out;
 }
 
 std::optional<int64_t> Manager::PositionOf(
     const NamespacedName& workload) const {
-  auto it = where_.find(workload);
-  if (it == where_.end()) return std::nullopt;
-  const Pending& pending = queues_.at(it->second.cluster_queue);
+  const Entry* entry = Held(workload);
+  if (entry == nullptr) return std::nullopt;
   int64_t position = 0;
-  for (const auto* set : {&pending.active, &pending.inadmissible}) {
-    for (const QueueKey& k : *set) {
-      if (k < it->second.key) ++position;
+  for (const KeySet* set :
+       {&entry->pending->active, &entry->pending->inadmissible}) {
+    for (const Entry* e : *set) {
+      if (e->key < entry->key) ++position;
     }
   }
   return position;
@@ -184,13 +223,13 @@ std::optional<int64_t> Manager::PositionOf(
 
 const std::string* Manager::ClusterQueueOf(
     const NamespacedName& workload) const {
-  auto it = where_.find(workload);
-  return it == where_.end() ? nullptr : &it->second.cluster_queue;
+  const Entry* entry = Held(workload);
+  return entry == nullptr ? nullptr : entry->cluster_queue;
 }
 
 bool Manager::IsInadmissible(const NamespacedName& workload) const {
-  auto it = where_.find(workload);
-  return it != where_.end() && it->second.inadmissible;
+  const Entry* entry = Held(workload);
+  return entry != nullptr && entry->place == Place::kInadmissible;
 }
 
 bool Manager::HasActive() const {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/time/time.h"
 
 #include "server/core/objects.h"
@@ -45,6 +46,12 @@ QueueKey KeyFor(const Workload& workload);
 // engine thread.
 class Manager {
  public:
+  Manager() = default;
+  // Entries point into the queues: moving keeps them, copying would not.
+  Manager(const Manager&) = delete;
+  Manager& operator=(const Manager&) = delete;
+  Manager(Manager&&) = default;
+  Manager& operator=(Manager&&) = default;
   // Why a head was not admitted, as Kueue's RequeueReason; decides where
   // it goes back to (see Requeue).
   enum class RequeueReason {
@@ -135,45 +142,69 @@ class Manager {
   // The ClusterQueue holding a workload, or nullptr.
   const std::string* ClusterQueueOf(const NamespacedName& workload) const;
   bool Contains(const NamespacedName& workload) const {
-    return where_.count(workload) > 0;
+    return Held(workload) != nullptr;
   }
   // Whether a workload is parked as inadmissible.
   bool IsInadmissible(const NamespacedName& workload) const;
   bool HasActive() const;
 
  private:
+  // One per workload a queue holds (or popped and not yet requeued). The
+  // ordered sets point at entries; an entry moves between them, and out
+  // and back in through PopHeads and Requeue, by its set node, so a head
+  // that goes back costs no allocation.
+  struct Entry;
+  struct EntryLess {
+    bool operator()(const Entry* a, const Entry* b) const;
+  };
+  using KeySet = std::set<Entry*, EntryLess>;
   struct Pending {
     QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
-    std::set<QueueKey> active;
-    std::set<QueueKey> inadmissible;
+    KeySet active;
+    KeySet inadmissible;
     // Kueue's popCycle and queueInadmissibleCycle: a requeue goes to the
     // heap when QueueInadmissible ran at or after the last pop.
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;
   };
-  struct Location {
-    std::string cluster_queue;
+  enum class Place : uint8_t { kActive, kInadmissible, kPopped };
+  struct Entry {
     QueueKey key;
-    bool inadmissible = false;
+    // The queues_ element holding it (std::map elements do not move).
+    const std::string* cluster_queue = nullptr;
+    Pending* pending = nullptr;
+    Place place = Place::kActive;
+    // While popped: the set node it left, for the requeue to reuse.
+    KeySet::node_type popped;
   };
 
   static bool IsImmediate(QueueingStrategy strategy, RequeueReason reason);
+  // The entry of a workload some queue holds (not popped), or null.
+  const Entry* Held(const NamespacedName& workload) const;
+  // Inserts `entry` into `set`, through its popped node when it has one.
+  static void Insert(Entry& entry, KeySet& set);
+  // Forgets the heads popped by the last PopHeads and never requeued.
+  void DropPopped();
 
   std::map<std::string, Pending> queues_;
-  std::map<NamespacedName, Location> where_;
+  absl::node_hash_map<NamespacedName, Entry> where_;
+  std::vector<NamespacedName> popped_;
 };
 
 template <typename Pred>
 std::vector<std::pair<std::string, NamespacedName>> Manager::PopHeads(
     Pred is_active) {
+  DropPopped();
   std::vector<std::pair<std::string, NamespacedName>> heads;
   for (auto& [name, pending] : queues_) {
     if (pending.active.empty() || !is_active(name)) continue;
     ++pending.pop_cycle;
-    auto it = pending.active.begin();
-    heads.emplace_back(name, it->workload);
-    where_.erase(it->workload);
-    pending.active.erase(it);
+    KeySet::node_type node = pending.active.extract(pending.active.begin());
+    Entry& entry = *node.value();
+    entry.place = Place::kPopped;
+    entry.popped = std::move(node);
+    heads.emplace_back(name, entry.key.workload);
+    popped_.push_back(entry.key.workload);
   }
   return heads;
 }

@@ -588,6 +588,11 @@ AssignmentMode Assignment::RepresentativeMode() const {
   return mode;
 }
 
+const std::string& Assignment::CachedMessage() const {
+  if (!message_.has_value()) message_ = Message();
+  return *message_;
+}
+
 std::string Assignment::Message() const {
   std::string message;
   for (const PodSetAssignmentResult& ps : pod_sets) {

@@ -295,9 +295,15 @@ struct Assignment {
   // <sorted reasons>" for each pod set that is not a fit, joined with "; ",
   // or "failed to assign flavors to pod set X: <error>" alone.
   std::string Message() const;
+  // Message(), computed once: a memoised assignment is reported for every
+  // head that shares it. Not for an assignment that is still changing.
+  const std::string& CachedMessage() const;
   // The admission to record (Kueue's ToAPI): per pod set its flavors, the
   // usage of the resources that got a flavor, and its count.
   Admission ToAdmission(const std::string& cluster_queue) const;
+
+ private:
+  mutable std::optional<std::string> message_;
 };
 
 // Settings of one flavor assignment that are not part of the workload or

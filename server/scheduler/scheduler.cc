@@ -26,8 +26,13 @@ constexpr char kReasonWaitingForPreemptedWorkloads[] =
 struct Entry {
   const Head* head;
   cache::ClusterQueueSnapshot* cq;
-  Assignment assignment;
+  // Shared with the NominationMemo; its last_state is the one computed,
+  // `last_state` is this entry's bookmark.
+  std::shared_ptr<const Assignment> nominated;
+  LastAssignment last_state;
   std::vector<PreemptionTarget> targets;
+
+  const Assignment& assignment() const { return *nominated; }
 };
 
 // Kueue's InitialAssignment result (getInitialAssignments).
@@ -260,6 +265,10 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
   CycleResult result;
   std::vector<Entry> entries;
   std::vector<EntryResult> inadmissible;
+  // Every usage change of the pass is put back before it returns (searches,
+  // reservations, fair-sharing trials) except its admissions, which mark
+  // their trees changed themselves.
+  cache::Cache::Simulation simulation(cache);
 
   // 1. Nominate: rule out heads that cannot be evaluated, assign flavors to
   //    the others against the cache as it is at the start of the pass.
@@ -286,9 +295,12 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
       rejected.message =
           absl::StrCat("ClusterQueue ", head.cluster_queue, " not found");
     } else if (!cq->spec.namespace_selector ||
-               !SelectorMatches(*cq->spec.namespace_selector,
-                                NamespaceLabels(*context.namespaces,
-                                                wl.meta.namespace_name))) {
+               // An empty selector ({}) selects every namespace.
+               (!(cq->spec.namespace_selector->match_labels.empty() &&
+                  cq->spec.namespace_selector->match_expressions.empty()) &&
+                !SelectorMatches(*cq->spec.namespace_selector,
+                                 NamespaceLabels(*context.namespaces,
+                                                 wl.meta.namespace_name)))) {
       // Kueue's rule: no namespaceSelector selects no namespace.
       rejected.reason = "Misconfigured";
       rejected.message =
@@ -302,32 +314,36 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                                  context.scheduling_cycle)) {
         last = nullptr;
       }
-      Nomination nomination;
       // Only heads whose scans start at the first flavor are equivalent by
       // their key: a bookmark with every scan finished (-1) starts there
       // too.
       std::string memo_key;
-      const Assignment* memoised = nullptr;
+      std::shared_ptr<const Assignment> memoised;
       if (context.nomination_memo != nullptr &&
           (last == nullptr || !last->PendingFlavors())) {
         memo_key = NominationKey(wl, *cq);
-        memoised = context.nomination_memo->Find(memo_key);
+        memoised =
+            context.nomination_memo->Find(memo_key, cq->tree_generation());
       }
       if (memoised != nullptr) {
-        nomination.assignment = *memoised;
         // What a fresh assignment would stamp on its bookmark.
-        nomination.assignment.last_state.cluster_queue_generation =
-            GenerationOf(context, cq->name());
-        nomination.assignment.last_state.scheduling_cycle =
-            context.scheduling_cycle;
-      } else {
-        nomination = InitialAssignment(wl, *cq, context, oracle, last);
-        if (!memo_key.empty() && nomination.targets.empty()) {
-          context.nomination_memo->Insert(std::move(memo_key),
-                                          nomination.assignment);
-        }
+        LastAssignment last_state = memoised->last_state;
+        last_state.cluster_queue_generation = GenerationOf(context, cq->name());
+        last_state.scheduling_cycle = context.scheduling_cycle;
+        entries.push_back(
+            Entry{&head, cq, std::move(memoised), std::move(last_state), {}});
+        continue;
       }
-      entries.push_back(Entry{&head, cq, std::move(nomination.assignment),
+      Nomination nomination = InitialAssignment(wl, *cq, context, oracle, last);
+      LastAssignment last_state = nomination.assignment.last_state;
+      auto nominated =
+          std::make_shared<const Assignment>(std::move(nomination.assignment));
+      if (!memo_key.empty() && nomination.targets.empty()) {
+        context.nomination_memo->Insert(std::move(memo_key),
+                                        cq->tree_generation(), nominated);
+      }
+      entries.push_back(Entry{&head, cq, std::move(nominated),
+                              std::move(last_state),
                               std::move(nomination.targets)});
       continue;
     }
@@ -347,14 +363,14 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
     candidates.reserve(entries.size());
     for (const Entry& entry : entries) {
       candidates.push_back(
-          {entry.head->workload, entry.cq, &entry.assignment.usage});
+          {entry.head->workload, entry.cq, &entry.assignment().usage});
     }
     fair_order.emplace(std::move(candidates));
   } else {
     std::sort(
         entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-          return EntryOrderLess(*a.head->workload, a.assignment.borrowing,
-                                *b.head->workload, b.assignment.borrowing);
+          return EntryOrderLess(*a.head->workload, a.assignment().borrowing,
+                                *b.head->workload, b.assignment().borrowing);
         });
   }
 
@@ -365,13 +381,13 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
   std::set<const Workload*> preempted;
   for (size_t n = 0; n < entries.size(); ++n) {
     Entry& entry = fair_order ? entries[fair_order->Pop()] : entries[n];
-    const Assignment& assignment = entry.assignment;
+    const Assignment& assignment = entry.assignment();
     EntryResult r{entry.head->workload, entry.head->cluster_queue};
     r.mode = assignment.RepresentativeMode();
     r.borrowing = assignment.borrowing;
     // Skipped entries keep their bookmark too (Kueue's
     // FlavorFungibilityPreserveScanProgress).
-    r.last_assignment = assignment.last_state;
+    r.last_assignment = std::move(entry.last_state);
     // The workloads whose quota counts as free for this entry: the targets
     // of earlier entries of the pass and its own.
     bool overlaps = false;
@@ -384,7 +400,7 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
       // 3a. No flavor can take it.
       r.status = EntryResult::Status::kNoFit;
       r.reason = assignment.no_fit_reason;
-      r.message = assignment.Message();
+      r.message = assignment.CachedMessage();
     } else if (r.mode == AssignmentMode::kPreempt && entry.targets.empty()) {
       // 3b. It needs preemption and there are no targets. Unless the
       //     ClusterQueue can always reclaim what it lends, hold the capacity
@@ -394,7 +410,7 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
       r.status = EntryResult::Status::kNoFit;
       r.no_preemption_candidates = true;
       r.reason = kReasonWaitingForQuota;
-      r.message = assignment.Message();
+      r.message = assignment.CachedMessage();
       if (entry.cq->spec.preemption.reclaim_within_cohort != "Any") {
         Reservation reservation{entry.cq,
                                 ResourcesToReserve(assignment, *entry.cq)};
@@ -436,6 +452,7 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
     } else {
       // 3f. Admit.
       entry.cq->AddUsage(assignment.usage);
+      entry.cq->MarkTreeChanged();
       r.status = EntryResult::Status::kAdmitted;
       r.admission = assignment.ToAdmission(entry.head->cluster_queue);
     }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -75,36 +76,56 @@ struct CycleResult {
   std::vector<EntryResult> entries;
 };
 
-// Flavor assignments (with no preemption targets) of earlier passes, valid
-// as long as the quota tree they were computed over is unchanged: a pass
-// that admits or preempts nothing leaves the tree as it was, so the next
-// pass's heads that ask for the same thing (same ClusterQueue, pod sets,
-// priority, and queue-order time where the preemption policies compare
-// it) get the same nomination without running the flavor assigner and the
-// preemption search again. This is what keeps a cycle over a deep queue of
-// heads that do not fit (a ClusterQueue with thousands pending behind full
-// quota) cheap: Kueue re-evaluates each of them from scratch. The owner
-// must Clear() it whenever the tree, the objects or the pass's inputs
-// change (RunPasses keeps one per call and clears it after every pass that
-// admits or preempts). Thread-compatible.
+// Flavor assignments (with no preemption targets) of earlier passes, each
+// valid while the cohort tree it was computed over is unchanged
+// (ClusterQueueSnapshot::tree_generation()): a head that asks for the same
+// thing (same ClusterQueue, pod sets, priority, and queue-order time where
+// the preemption policies compare it) as an earlier one gets the same
+// nomination without running the flavor assigner and the preemption search
+// again, as long as nothing was admitted, preempted or released in its
+// tree since, whatever happened in other trees. This is what keeps a cycle
+// over deep queues of heads that do not fit (thousands pending behind full
+// quota) cheap: Kueue re-evaluates each of them from scratch. What the
+// nomination reads besides the tree (objects, namespaces) changes only with
+// a Cache rebuild, which gives every tree a new generation.
+// Thread-compatible.
 class NominationMemo {
  public:
-  // The memoised assignment for `key`, or null.
-  const Assignment* Find(const std::string& key) {
+  // The assignment memoised for `key` over a tree at `tree_generation`, or
+  // null.
+  std::shared_ptr<const Assignment> Find(const std::string& key,
+                                         uint64_t tree_generation) {
     auto it = assignments_.find(key);
-    if (it == assignments_.end()) return nullptr;
+    if (it == assignments_.end() || it->second.first != tree_generation) {
+      return nullptr;
+    }
     ++hits_;
-    return &it->second;
+    return it->second.second;
   }
-  void Insert(std::string key, Assignment assignment) {
-    assignments_.insert_or_assign(std::move(key), std::move(assignment));
+  void Insert(std::string key, uint64_t tree_generation,
+              std::shared_ptr<const Assignment> assignment) {
+    // Stale entries are only overwritten; queue-order times in keys make
+    // them many on a busy server, so the memo starts over at a bound.
+    if (assignments_.size() >= kMaxEntries) assignments_.clear();
+    assignments_.insert_or_assign(
+        std::move(key), std::make_pair(tree_generation, std::move(assignment)));
+  }
+  // Declares a tree at `to` identical to the one at `from`: what was
+  // computed over one is valid for the other (a test's twin Cache).
+  void Rebase(uint64_t from, uint64_t to) {
+    for (auto& [key, entry] : assignments_) {
+      if (entry.first == from) entry.first = to;
+    }
   }
   void Clear() { assignments_.clear(); }
   size_t size() const { return assignments_.size(); }
   int64_t hits() const { return hits_; }
 
  private:
-  absl::flat_hash_map<std::string, Assignment> assignments_;
+  static constexpr size_t kMaxEntries = 1 << 16;
+  absl::flat_hash_map<std::string,
+                      std::pair<uint64_t, std::shared_ptr<const Assignment>>>
+      assignments_;
   int64_t hits_ = 0;
 };
 

@@ -52,6 +52,62 @@ TEST(CacheTest, LendingAndBorrowingLimitsRespected) {
   EXPECT_EQ(cache.FindClusterQueue("cq3")->PotentialAvailable(kRedCpu), 40'000);
 }
 
+// What NominationMemo relies on: a tree's generation moves with every
+// usage change in that tree, not with changes in other trees, not with
+// changes a Simulation puts back, and is new after a rebuild.
+TEST(CacheTest, TreeGenerationMovesOnlyWithItsTree) {
+  std::map<std::string, ClusterQueue> cqs{
+      {"a1", ClusterQueueBuilder("a1")
+                 .Cohort("a-child")
+                 .Quota("red", "cpu", "4")
+                 .Build()},
+      {"a2",
+       ClusterQueueBuilder("a2").Cohort("a").Quota("red", "cpu", "4").Build()},
+      {"b",
+       ClusterQueueBuilder("b").Cohort("b").Quota("red", "cpu", "4").Build()},
+      {"alone", ClusterQueueBuilder("alone").Quota("red", "cpu", "4").Build()},
+  };
+  std::map<std::string, Cohort> cohorts{
+      {"a-child", CohortBuilder("a-child").Parent("a").Build()}};
+  Cache cache;
+  cache.Rebuild(cqs, cohorts, {"red"}, {});
+  auto generation = [&](const std::string& name) {
+    return cache.FindClusterQueue(name)->tree_generation();
+  };
+  // One tree, through the child cohort.
+  EXPECT_EQ(generation("a1"), generation("a2"));
+  EXPECT_NE(generation("a1"), generation("b"));
+  EXPECT_NE(generation("alone"), generation("b"));
+  const uint64_t a = generation("a1");
+  const uint64_t b = generation("b");
+  const uint64_t alone = generation("alone");
+
+  cache.FindClusterQueue("a2")->AddUsage({{kRedCpu, 1'000}});
+  EXPECT_NE(generation("a1"), a);
+  EXPECT_EQ(generation("a1"), generation("a2"));
+  EXPECT_EQ(generation("b"), b);
+  EXPECT_EQ(generation("alone"), alone);
+
+  const uint64_t a_after_add = generation("a1");
+  const uint64_t cache_generation = cache.generation();
+  {
+    Cache::Simulation simulation(cache);
+    cache.FindClusterQueue("a1")->AddUsage({{kRedCpu, 1'000}});
+    cache.FindClusterQueue("a1")->RemoveUsage({{kRedCpu, 1'000}});
+    EXPECT_EQ(generation("a1"), a_after_add);
+    // The cache's own generation still moves.
+    EXPECT_NE(cache.generation(), cache_generation);
+    cache.FindClusterQueue("alone")->MarkTreeChanged();
+    EXPECT_NE(generation("alone"), alone);
+  }
+  cache.FindClusterQueue("a1")->RemoveUsage({{kRedCpu, 1'000}});
+  EXPECT_NE(generation("a1"), a_after_add);
+
+  const uint64_t before_rebuild = generation("b");
+  cache.Rebuild(cqs, cohorts, {"red"}, {});
+  EXPECT_NE(generation("b"), before_rebuild);
+}
+
 TEST(CacheTest, RemoveUsageRestoresAvailable) {
   std::map<std::string, ClusterQueue> cqs{
       {"a", ClusterQueueBuilder("a")

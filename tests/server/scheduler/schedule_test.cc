@@ -98,7 +98,15 @@ TEST_P(ScheduleTest, OnePass) {
     cache::Cache twin;
     build_cache(twin);
     context.nomination_memo = &memo;
+    // The twin's trees, as they were before its pass, are this cache's.
+    std::map<std::string, uint64_t> twin_generations;
+    for (const auto& [name, cq] : twin.cluster_queues()) {
+      twin_generations[name] = cq->tree_generation();
+    }
     Schedule(twin, heads, context, kNow);
+    for (const auto& [name, generation] : twin_generations) {
+      memo.Rebase(generation, cache.FindClusterQueue(name)->tree_generation());
+    }
   }
   CycleResult result = Schedule(cache, heads, context, kNow);
   if (GetParam().with_memo && memo.size() > 0) {
