@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "server/core/quantity.h"
@@ -55,6 +56,15 @@ struct Element {
   // preemptor's; null for candidates in the preemptor's ClusterQueue.
   const CohortSnapshot* lca = nullptr;
   Variant variant = Variant::kNever;
+  // The ClusterQueue whose quota it holds.
+  ClusterQueueSnapshot* holder = nullptr;
+  // What CandidatesOrdering compares, read once per candidate instead of
+  // once per comparison.
+  bool evicted = false;
+  int64_t priority = 0;
+  absl::Time reserved;
+  // Its usage, computed when the search first removes it.
+  std::optional<FlavorResourceQuantities> usage;
 };
 
 // Whether a chain of parents from `cq` reaches a cohort cycle; Kueue marks
@@ -67,11 +77,10 @@ bool InCohortCycle(const ClusterQueueSnapshot& cq) {
 // with the preemptionCtx). Thread-compatible; lives for one call.
 class ClassicalSearch {
  public:
-  ClassicalSearch(cache::Cache& cache, ClusterQueueSnapshot& cq,
-                  const Preemptor& preemptor, const HoldingQuota& holders,
-                  absl::Time now, const Features& features)
-      : cache_(cache),
-        cq_(cq),
+  ClassicalSearch(ClusterQueueSnapshot& cq, const Preemptor& preemptor,
+                  const HoldingQuota& holders, absl::Time now,
+                  const Features& features)
+      : cq_(cq),
         preemptor_(preemptor),
         holders_(holders),
         now_(now),
@@ -95,8 +104,8 @@ class ClassicalSearch {
     // 2. Each run removes valid candidates in order until the preemptor
     // fits, then adds back those not needed.
     for (bool borrow : attempts) {
-      std::vector<const Element*> targets;
-      for (const Element& element : candidates_) {
+      std::vector<Element*> targets;
+      for (Element& element : candidates_) {
         if (!IsValid(element, borrow)) continue;
         Remove(element);
         targets.push_back(&element);
@@ -105,9 +114,10 @@ class ClassicalSearch {
           Restore(targets);
           std::vector<Target> result;
           for (const Element* t : targets) {
-            result.push_back({.workload = t->candidate.workload,
-                              .reason = ReasonOf(t->variant),
-                              .cluster_queue = t->candidate.cluster_queue});
+            result.push_back(
+                {.workload = t->candidate.workload,
+                 .reason = ReasonOf(t->variant),
+                 .cluster_queue = std::string(t->candidate.cluster_queue)});
           }
           return result;
         }
@@ -127,12 +137,25 @@ class ClassicalSearch {
     std::vector<Element> priority;
     CollectCandidatesForHierarchicalReclaim(&hierarchy, &priority);
     const CandidatesOrdering ordering(cq_.name(), now_, features_);
+    // CandidatesOrdering over the values read once per candidate; the
+    // LocalQueue usage criterion (admission fair sharing) needs the
+    // ordering itself.
+    const bool precomputed = !features_.admission_fair_sharing;
     auto by_ordering = [&](const Element& a, const Element& b) {
-      return ordering(a.candidate, b.candidate);
+      if (!precomputed) return ordering(a.candidate, b.candidate);
+      if (a.evicted != b.evicted) return a.evicted;
+      const bool a_same = a.holder == &cq_;
+      const bool b_same = b.holder == &cq_;
+      if (a_same != b_same) return b_same;
+      if (a.priority != b.priority) return a.priority < b.priority;
+      if (a.reserved != b.reserved) return a.reserved > b.reserved;
+      const Workload& wa = *a.candidate.workload;
+      const Workload& wb = *b.candidate.workload;
+      if (int c = wa.meta.uid.compare(wb.meta.uid); c != 0) return c < 0;
+      return std::tie(wa.meta.namespace_name, wa.meta.name) <
+             std::tie(wb.meta.namespace_name, wb.meta.name);
     };
-    auto not_evicted = [](const Element& e) {
-      return !IsEvicted(*e.candidate.workload);
-    };
+    auto not_evicted = [](const Element& e) { return !e.evicted; };
     std::vector<std::vector<Element>*> lists = {&hierarchy, &priority,
                                                 &same_queue};
     std::vector<std::vector<Element>::iterator> first_not_evicted;
@@ -200,7 +223,12 @@ class ClassicalSearch {
       result->push_back(
           {.candidate = {.workload = workload, .cluster_queue = cq.name()},
            .lca = lca,
-           .variant = variant});
+           .variant = variant,
+           // The search changes usage through the Cache it was given.
+           .holder = const_cast<ClusterQueueSnapshot*>(&cq),
+           .evicted = IsEvicted(*workload),
+           .priority = EffectivePriority(*workload, features_),
+           .reserved = QuotaReservationTime(*workload, now_)});
     }
   }
 
@@ -270,13 +298,11 @@ class ClassicalSearch {
   // candidate's ClusterQueue, or a cohort between it and the common
   // ancestor, back within nominal quota, and then it has nothing to give.
   bool IsValid(const Element& element, bool borrow) const {
-    if (element.candidate.cluster_queue == cq_.name()) return true;
+    if (element.holder == &cq_) return true;
     if (borrow && element.variant == Variant::kReclaimWithoutBorrowing) {
       return false;
     }
-    const ClusterQueueSnapshot* cq =
-        cache_.FindClusterQueue(element.candidate.cluster_queue);
-    if (cq == nullptr) return false;
+    const ClusterQueueSnapshot* cq = element.holder;
     if (IsWithinNominalInResources(cq->node, preemptor_.frs_need_preemption)) {
       return false;
     }
@@ -315,7 +341,7 @@ class ClassicalSearch {
   // Kueue's fillBackWorkloads: in reverse order of removal, skipping the
   // last one removed, add each target back and keep it out of the targets
   // when the preemptor still fits.
-  void FillBack(std::vector<const Element*>& targets, bool allow_borrowing) {
+  void FillBack(std::vector<Element*>& targets, bool allow_borrowing) {
     for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
       Add(*targets[i]);
       if (PreemptorFits(allow_borrowing)) {
@@ -327,21 +353,23 @@ class ClassicalSearch {
     }
   }
 
-  void Restore(const std::vector<const Element*>& targets) {
-    for (const Element* t : targets) Add(*t);
+  void Restore(const std::vector<Element*>& targets) {
+    for (Element* t : targets) Add(*t);
   }
 
-  void Remove(const Element& element) {
-    cache_.FindClusterQueue(element.candidate.cluster_queue)
-        ->RemoveUsage(cache::UsageOf(*element.candidate.workload));
+  static const FlavorResourceQuantities& UsageOf(Element& element) {
+    if (!element.usage.has_value()) {
+      element.usage = cache::UsageOf(*element.candidate.workload);
+    }
+    return *element.usage;
   }
 
-  void Add(const Element& element) {
-    cache_.FindClusterQueue(element.candidate.cluster_queue)
-        ->AddUsage(cache::UsageOf(*element.candidate.workload));
+  void Remove(Element& element) {
+    element.holder->RemoveUsage(UsageOf(element));
   }
 
-  cache::Cache& cache_;
+  void Add(Element& element) { element.holder->AddUsage(UsageOf(element)); }
+
   ClusterQueueSnapshot& cq_;
   const Preemptor& preemptor_;
   const HoldingQuota& holders_;
@@ -402,7 +430,7 @@ std::vector<Target> ClassicalTargets(cache::Cache& cache,
                                      absl::Time now, const Features& features) {
   ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
   if (cq == nullptr || preemptor.workload == nullptr) return {};
-  ClassicalSearch search(cache, *cq, preemptor, holders, now, features);
+  ClassicalSearch search(*cq, preemptor, holders, now, features);
   return search.Run();
 }
 

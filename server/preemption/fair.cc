@@ -302,7 +302,7 @@ class FairSearch {
             std::vector<Target>* targets) {
     targets->push_back({.workload = candidate.workload,
                         .reason = reason,
-                        .cluster_queue = candidate.cluster_queue});
+                        .cluster_queue = std::string(candidate.cluster_queue)});
     Remove(targets->back());
   }
 

@@ -41,7 +41,7 @@ TargetClusterQueueOrdering::TargetClusterQueueOrdering(
     preemptor_ancestors_.insert(c);
   }
   for (const Candidate& candidate : candidates) {
-    candidates_[candidate.cluster_queue].push_back(candidate);
+    candidates_[std::string(candidate.cluster_queue)].push_back(candidate);
   }
 }
 

@@ -29,15 +29,30 @@ std::vector<Target> Oracle::Search(const std::string& cluster_queue,
                                    const Workload& workload,
                                    cache::FlavorResourceQuantities requests,
                                    std::set<cache::FlavorResource> frs) const {
+  if (last_search_.has_value() &&
+      last_search_->generation == cache_.generation() &&
+      last_search_->workload == &workload &&
+      last_search_->cluster_queue == cluster_queue &&
+      last_search_->requests == requests && last_search_->frs == frs) {
+    return last_search_->targets;
+  }
   Preemptor preemptor{.workload = &workload,
                       .cluster_queue = cluster_queue,
                       .requests = std::move(requests),
                       .frs_need_preemption = std::move(frs)};
-  if (fair_sharing_.has_value()) {
-    return FairTargets(cache_, preemptor, holders_, now_, features_,
-                       *fair_sharing_);
-  }
-  return ClassicalTargets(cache_, preemptor, holders_, now_, features_);
+  std::vector<Target> targets =
+      fair_sharing_.has_value()
+          ? FairTargets(cache_, preemptor, holders_, now_, features_,
+                        *fair_sharing_)
+          : ClassicalTargets(cache_, preemptor, holders_, now_, features_);
+  // The search put back every usage it changed: the tree is as it was.
+  last_search_ = LastSearch{.generation = cache_.generation(),
+                            .workload = &workload,
+                            .cluster_queue = cluster_queue,
+                            .requests = std::move(preemptor.requests),
+                            .frs = std::move(preemptor.frs_need_preemption),
+                            .targets = targets};
+  return targets;
 }
 
 scheduler::PreemptionSimulation Oracle::SimulatePreemption(
@@ -64,6 +79,8 @@ scheduler::PreemptionSimulation Oracle::SimulatePreemption(
   const int borrowing =
       cache::FindHeightOfLowestSubtreeThatFits(cq, fr, quantity).first;
   for (auto& [holder, usage] : removed) holder->AddUsage(usage);
+  // Put back as it was: the search just made stays valid.
+  if (last_search_.has_value()) last_search_->generation = cache_.generation();
 
   for (const Target& target : targets) {
     if (target.cluster_queue == cq.name()) {

@@ -76,6 +76,21 @@ class Oracle final : public scheduler::PreemptionOracle {
   absl::Time now_;
   Features features_;
   std::optional<FairSharingConfig> fair_sharing_;
+
+  // The last search and its result. Assigning flavors to a head searches
+  // for its request on the flavor that needs preemption, and GetTargets
+  // then searches again for the head's whole usage, which for a
+  // single-resource head is the same search over the same tree: it is
+  // answered from here while the cache is at `generation`.
+  struct LastSearch {
+    uint64_t generation = 0;
+    const Workload* workload = nullptr;
+    std::string cluster_queue;
+    cache::FlavorResourceQuantities requests;
+    std::set<cache::FlavorResource> frs;
+    std::vector<Target> targets;
+  };
+  mutable std::optional<LastSearch> last_search_;
 };
 
 }  // namespace kq::preemption

@@ -26,8 +26,9 @@ namespace kq::preemption {
 struct Candidate {
   const Workload* workload = nullptr;
   // The ClusterQueue whose quota it holds (its admission's); empty when it
-  // holds none.
-  std::string cluster_queue;
+  // holds none. Views a name that outlives the candidate (the Cache's or
+  // the workload's own).
+  absl::string_view cluster_queue;
   // The admission-fair-sharing usage of its LocalQueue, set only when AFS
   // applies to its ClusterQueue (Kueue's LocalQueueFSUsage).
   std::optional<double> local_queue_usage;
