@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
@@ -291,6 +292,11 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     query.Bind(KindName(key.kind)).Bind(key.namespace_name).Bind(key.name);
     KQ_RETURN_IF_ERROR(query.Run());
   }
+  // A batch's event for a workload usually carries the very row written for
+  // it; its body is serialized once for both.
+  absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>,
+                      std::pair<const Workload*, std::string>>
+      bodies;
   for (const Workload& workload : batch.upserted_workloads) {
     const WorkloadState state = StateOf(workload);
     KQ_ASSIGN_OR_RETURN(std::string body,
@@ -307,6 +313,8 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
         .Bind(workload.meta.revision)
         .BindBlob(body);
     KQ_RETURN_IF_ERROR(query.Run());
+    bodies[{workload.meta.namespace_name, workload.meta.name}] = {
+        &workload, std::move(body)};
   }
   for (const NamespacedName& key : batch.deleted_workloads) {
     Query query(db, s.delete_workload.get(), "delete workload");
@@ -321,8 +329,15 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     if (const auto* workload = std::get_if<Workload>(&event.object)) {
       kind = KindName(ObjectKind::kWorkload);
       meta = &workload->meta;
-      KQ_ASSIGN_OR_RETURN(body,
-                          Serialize(codec::ToStoredProto(*workload), "event"));
+      auto row =
+          bodies.find(std::make_pair(absl::string_view(meta->namespace_name),
+                                     absl::string_view(meta->name)));
+      if (row != bodies.end() && *row->second.first == *workload) {
+        body = row->second.second;
+      } else {
+        KQ_ASSIGN_OR_RETURN(
+            body, Serialize(codec::ToStoredProto(*workload), "event"));
+      }
     } else {
       const ConfigObject& object = std::get<ConfigObject>(event.object);
       kind = KindName(KindOf(object));
