@@ -31,6 +31,8 @@ struct Entry {
   std::shared_ptr<const Assignment> nominated;
   LastAssignment last_state;
   std::vector<PreemptionTarget> targets;
+  // QueueOrderTimestamp of the workload, for the classical order.
+  absl::Time order_time;
 
   const Assignment& assignment() const { return *nominated; }
 };
@@ -235,16 +237,20 @@ cache::FlavorResourceQuantities ResourcesToReserve(
 
 bool EntryOrderLess(const Workload& a, int a_borrowing, const Workload& b,
                     int b_borrowing) {
+  return EntryOrderLess(a, a_borrowing, QueueOrderTimestamp(a), b, b_borrowing,
+                        QueueOrderTimestamp(b));
+}
+
+bool EntryOrderLess(const Workload& a, int a_borrowing, absl::Time a_time,
+                    const Workload& b, int b_borrowing, absl::Time b_time) {
   // Kueue's step 1 (entries already holding quota first, for a second pass)
   // never applies: kq's heads do not hold quota.
-  return std::make_tuple(a_borrowing, -int64_t{a.priority},
-                         QueueOrderTimestamp(a), std::cref(a.meta.uid),
-                         std::cref(a.meta.namespace_name),
-                         std::cref(a.meta.name)) <
-         std::make_tuple(b_borrowing, -int64_t{b.priority},
-                         QueueOrderTimestamp(b), std::cref(b.meta.uid),
-                         std::cref(b.meta.namespace_name),
-                         std::cref(b.meta.name));
+  return std::make_tuple(
+             a_borrowing, -int64_t{a.priority}, a_time, std::cref(a.meta.uid),
+             std::cref(a.meta.namespace_name), std::cref(a.meta.name)) <
+         std::make_tuple(
+             b_borrowing, -int64_t{b.priority}, b_time, std::cref(b.meta.uid),
+             std::cref(b.meta.namespace_name), std::cref(b.meta.name));
 }
 
 Labels NamespaceLabels(const std::map<std::string, Namespace>& namespaces,
@@ -367,10 +373,15 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
     }
     fair_order.emplace(std::move(candidates));
   } else {
+    // EntryOrderLess with each entry's queue-order time read once.
+    for (Entry& entry : entries) {
+      entry.order_time = QueueOrderTimestamp(*entry.head->workload);
+    }
     std::sort(
         entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
           return EntryOrderLess(*a.head->workload, a.assignment().borrowing,
-                                *b.head->workload, b.assignment().borrowing);
+                                a.order_time, *b.head->workload,
+                                b.assignment().borrowing, b.order_time);
         });
   }
 

@@ -193,6 +193,10 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
 // total.
 bool EntryOrderLess(const Workload& a, int a_borrowing, const Workload& b,
                     int b_borrowing);
+// The same with each workload's QueueOrderTimestamp() given, for a sort
+// that reads it once per entry.
+bool EntryOrderLess(const Workload& a, int a_borrowing, absl::Time a_time,
+                    const Workload& b, int b_borrowing, absl::Time b_time);
 
 // Labels of a namespace as Kubernetes sets them, including
 // kubernetes.io/metadata.name.
