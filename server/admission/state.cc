@@ -170,6 +170,9 @@ void AdmissionState::Clear() {
   provisioning_request_configs_.clear();
   namespaces_.clear();
   workloads_.clear();
+  // Queued keys point at workloads.
+  queues_ = queue::Manager();
+  nominations_.Clear();
   last_assignments_.clear();
   timed_workloads_.clear();
   marked_since_index_.clear();
@@ -607,10 +610,13 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     context.scheduling_cycle = ++scheduling_cycle_;
     std::vector<scheduler::Head> heads;
     heads.reserve(popped.size());
-    for (const auto& [cq, key] : popped) {
-      auto bookmark = last_assignments_.find(key);
+    for (const queue::Manager::Head& head : popped) {
+      auto bookmark = last_assignments_.find(head.workload);
+      // Every queued key was made by KeyFor from the workload in place.
+      const Workload* wl =
+          head.object != nullptr ? head.object : &workloads_.at(head.workload);
       heads.push_back(
-          {&workloads_.at(key), cq,
+          {wl, head.cluster_queue,
            bookmark == last_assignments_.end() ? nullptr : &bookmark->second});
     }
     // One Kueue cycle over the heads, with classical preemption over the

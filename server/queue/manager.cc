@@ -14,7 +14,8 @@ QueueKey KeyFor(const Workload& workload) {
   return QueueKey{workload.priority,
                   QueueOrderTimestamp(workload),
                   workload.meta.uid,
-                  {workload.meta.namespace_name, workload.meta.name}};
+                  {workload.meta.namespace_name, workload.meta.name},
+                  &workload};
 }
 
 bool Manager::EntryLess::operator()(const Entry* a, const Entry* b) const {

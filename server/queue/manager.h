@@ -27,6 +27,10 @@ struct QueueKey {
   absl::Time timestamp;
   std::string uid;
   NamespacedName workload;
+  // The workload KeyFor() made the key from, which must stay in place while
+  // its key is queued; null when the key was made otherwise. Not part of
+  // the order.
+  const Workload* object = nullptr;
 
   // Kueue's baseCompareFunc: higher priority, then earlier timestamp, then
   // UID; the workload key makes the order total.
@@ -89,11 +93,18 @@ class Manager {
   // Removes a workload from whatever queue holds it. No-op if none does.
   void Remove(const NamespacedName& workload);
 
+  // A head popped from a ClusterQueue.
+  struct Head {
+    std::string cluster_queue;
+    NamespacedName workload;
+    // Its key's object (see QueueKey).
+    const Workload* object = nullptr;
+  };
   // Pops the head of every ClusterQueue accepted by `is_active`, in name
   // order (Kueue: one head per active ClusterQueue per cycle). A popped
   // workload is held by no queue until it is requeued.
   template <typename Pred>
-  std::vector<std::pair<std::string, NamespacedName>> PopHeads(Pred is_active);
+  std::vector<Head> PopHeads(Pred is_active);
 
   // Kueue's ClusterQueue.RequeueIfNotPresent: puts a workload that could not
   // be admitted back into `cluster_queue`, unless it is already there.
@@ -192,10 +203,9 @@ class Manager {
 };
 
 template <typename Pred>
-std::vector<std::pair<std::string, NamespacedName>> Manager::PopHeads(
-    Pred is_active) {
+std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
   DropPopped();
-  std::vector<std::pair<std::string, NamespacedName>> heads;
+  std::vector<Head> heads;
   for (auto& [name, pending] : queues_) {
     if (pending.active.empty() || !is_active(name)) continue;
     ++pending.pop_cycle;
@@ -203,7 +213,7 @@ std::vector<std::pair<std::string, NamespacedName>> Manager::PopHeads(
     Entry& entry = *node.value();
     entry.place = Place::kPopped;
     entry.popped = std::move(node);
-    heads.emplace_back(name, entry.key.workload);
+    heads.push_back({name, entry.key.workload, entry.key.object});
     popped_.push_back(entry.key.workload);
   }
   return heads;

@@ -65,7 +65,7 @@ std::vector<std::string> Names(const std::vector<NamespacedName>& keys) {
 // Pops the head of `cq`, which must exist, and returns its name.
 std::string Pop(Manager& m, const std::string& cq) {
   auto heads = m.PopHeads([&](const std::string& name) { return name == cq; });
-  return heads.empty() ? "" : heads[0].second.second;
+  return heads.empty() ? "" : heads[0].workload.second;
 }
 
 QueueKey Key(const std::string& name, absl::Time created = kNow) {

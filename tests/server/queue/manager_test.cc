@@ -64,7 +64,7 @@ std::vector<std::string> PopAll(Manager& m) {
   while (true) {
     auto heads = m.PopHeads([](const std::string&) { return true; });
     if (heads.empty()) break;
-    for (const auto& [cq, wl] : heads) order.push_back(wl.second);
+    for (const auto& head : heads) order.push_back(head.workload.second);
   }
   return order;
 }
@@ -90,8 +90,8 @@ TEST(ManagerTest, OneHeadPerClusterQueue) {
   m.Push("b", Key("b1", 0, 0));
   auto heads = m.PopHeads([](const std::string&) { return true; });
   ASSERT_EQ(heads.size(), 2u);
-  EXPECT_EQ(heads[0].second.second, "a1");
-  EXPECT_EQ(heads[1].second.second, "b1");
+  EXPECT_EQ(heads[0].workload.second, "a1");
+  EXPECT_EQ(heads[1].workload.second, "b1");
 }
 
 TEST(ManagerTest, InactiveClusterQueueGivesNoHead) {
@@ -114,7 +114,7 @@ TEST(ManagerTest, StrictFifoHeadBlocks) {
   EXPECT_FALSE(
       m.Requeue("cq", Key("big", 0, 0), Manager::RequeueReason::kNoFit));
   heads = m.PopHeads([](const std::string&) { return true; });
-  EXPECT_EQ(heads[0].second.second, "big");
+  EXPECT_EQ(heads[0].workload.second, "big");
 }
 
 TEST(ManagerTest, BestEffortFifoParksHead) {
@@ -126,13 +126,13 @@ TEST(ManagerTest, BestEffortFifoParksHead) {
   EXPECT_TRUE(
       m.Requeue("cq", Key("big", 0, 0), Manager::RequeueReason::kNoFit));
   auto heads = m.PopHeads([](const std::string&) { return true; });
-  EXPECT_EQ(heads[0].second.second, "small");
+  EXPECT_EQ(heads[0].workload.second, "small");
   EXPECT_EQ(m.PendingCount("cq"), 1);  // big, parked
   EXPECT_EQ(m.PositionOf({"default", "big"}), 0);
   // Quota freed: the parked workload comes back.
   EXPECT_TRUE(m.QueueInadmissible({"cq"}));
   heads = m.PopHeads([](const std::string&) { return true; });
-  EXPECT_EQ(heads[0].second.second, "big");
+  EXPECT_EQ(heads[0].workload.second, "big");
 }
 
 TEST(ManagerTest, BestEffortFifoRetriesImmediatelyAfterNominationFailure) {
@@ -337,10 +337,10 @@ TEST_P(HeadsTest, OnePerActiveClusterQueue) {
   }
   for (const auto& [cq, key] : tc.workloads) m.Push(cq, key);
   std::set<std::string> got;
-  for (const auto& [cq, wl] : m.PopHeads([](const std::string& name) {
+  for (const auto& head : m.PopHeads([](const std::string& name) {
          return name.rfind("active-", 0) == 0;
        })) {
-    got.insert(wl.second);
+    got.insert(head.workload.second);
   }
   EXPECT_EQ(got, tc.want_workloads);
 }
@@ -411,7 +411,7 @@ TEST_P(UpdateWorkloadTest, QueueOrder) {
       auto heads =
           m.PopHeads([&](const std::string& name) { return name == cq; });
       if (heads.empty()) break;
-      order.push_back(heads[0].second.second);
+      order.push_back(heads[0].workload.second);
     }
   }
   EXPECT_EQ(got, tc.want_queue_order);
