@@ -23,6 +23,12 @@
 #include "server/store/sqlite/sqlite_store.h"
 
 namespace kq::daemon {
+namespace {
+
+// See where it is used.
+constexpr int kMaxIdlePollers = 64;
+
+}  // namespace
 
 absl::StatusOr<Configuration> ReadConfigurationFile(const std::string& path) {
   std::ifstream in(path);
@@ -111,6 +117,12 @@ absl::Status Run(const Config& config) {
                            &port);
   builder.RegisterService(&admin);
   builder.RegisterService(&queue);
+  // Unary calls block their thread until the engine's commit. With gRPC's
+  // default of at most two idle pollers, every burst of calls starts
+  // threads that exit as soon as they are done; keeping up to
+  // kMaxIdlePollers reuses them.
+  builder.SetSyncServerOption(
+      grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxIdlePollers);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     engine.Stop();

@@ -160,9 +160,15 @@ void Engine::RunBatch(std::deque<Command>& commands) {
     state_.set_needs_scheduling();
   }
   if (state_.needs_scheduling()) {
-    const absl::Time deadline = clock_.TimeNow() + options_.pass_budget;
-    state_.RunPasses(batch_now_, {.out_of_time = [this, deadline] {
-                       return clock_.TimeNow() > deadline;
+    const absl::Time start = clock_.TimeNow();
+    state_.RunPasses(batch_now_, {.out_of_time = [this, start] {
+                       const absl::Duration spent = clock_.TimeNow() - start;
+                       if (spent > options_.pass_budget) return true;
+                       if (spent <= options_.pass_budget_when_busy) {
+                         return false;
+                       }
+                       absl::MutexLock lock(&mu_);
+                       return !commands_.empty();
                      }});
   }
   // 4. Answer the admission waiters whose workload was decided (runners
