@@ -1464,10 +1464,9 @@ QueueStatus AdmissionState::ClusterQueueStatusOf(
     }
   }
   status.pending_workloads = queues_.PendingCount(name);
-  for (const auto& [key, wl] : workloads_) {
-    if (!HoldsQuota(wl) || wl.admission->cluster_queue != name) continue;
+  for (const Workload* wl : holders_.InClusterQueue(name)) {
     ++status.reserving_workloads;
-    if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
+    if (IsConditionTrue(wl->conditions, kConditionAdmitted)) {
       ++status.admitted_workloads;
     }
   }
@@ -1495,10 +1494,12 @@ QueueStatus AdmissionState::LocalQueueStatusOf(const LocalQueue& lq) const {
   }
   status.conditions.push_back(active);
   cache::FlavorResourceQuantities reserved, admitted;
-  for (const auto& [key, wl] : workloads_) {
-    if (key.first != lq.meta.namespace_name || wl.queue_name != lq.meta.name) {
-      continue;
-    }
+  // Only the LocalQueue's namespace: workloads are keyed by it first.
+  for (auto it = workloads_.lower_bound({lq.meta.namespace_name, ""});
+       it != workloads_.end() && it->first.first == lq.meta.namespace_name;
+       ++it) {
+    const auto& [key, wl] = *it;
+    if (wl.queue_name != lq.meta.name) continue;
     if (!HoldsQuota(wl)) {
       if (queues_.Contains(key)) ++status.pending_workloads;
       continue;

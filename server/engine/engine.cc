@@ -464,8 +464,17 @@ absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
       }
       return true;
     };
-    for (const auto& [key, wl] : state_.workloads()) {
-      if (keep(wl)) listed.items.push_back(wl);
+    // Workloads are keyed by namespace first: one namespace is one range.
+    const auto& workloads = state_.workloads();
+    auto it = filter.namespace_name.empty()
+                  ? workloads.begin()
+                  : workloads.lower_bound({filter.namespace_name, ""});
+    for (; it != workloads.end(); ++it) {
+      if (!filter.namespace_name.empty() &&
+          it->first.first != filter.namespace_name) {
+        break;
+      }
+      if (keep(it->second)) listed.items.push_back(it->second);
     }
     if (filter.include_finished) {
       KQ_ASSIGN_OR_RETURN(std::vector<Workload> finished,
