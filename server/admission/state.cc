@@ -213,7 +213,9 @@ void AdmissionState::LoadObject(ConfigObject object) {
 
 void AdmissionState::LoadWorkload(Workload workload) {
   NamespacedName key = KeyOf(workload);
-  workloads_[std::move(key)] = std::move(workload);
+  // A store loads in key order, so the end is where each one goes.
+  workloads_.insert_or_assign(workloads_.end(), std::move(key),
+                              std::move(workload));
   config_changed_ = true;
 }
 
@@ -371,8 +373,9 @@ void AdmissionState::Rebuild(absl::Time now) {
   }
   timed_workloads_.clear();
   marked_since_index_.clear();
-  for (const auto& [key, wl] : workloads_) marked_since_index_.push_back(key);
-  IndexTimedWorkloads();
+  for (const auto& [key, wl] : workloads_) {
+    if (IsTimed(wl)) timed_workloads_.insert(key);
+  }
   config_changed_ = false;
   needs_scheduling_ = true;
 }
@@ -949,13 +952,15 @@ std::optional<absl::Time> AdmissionState::NextWakeup() const {
   return next;
 }
 
+bool AdmissionState::IsTimed(const Workload& wl) {
+  return wl.stop_deadline.has_value() ||
+         (wl.active && !HoldsQuota(wl) && WaitsForCheckBackoff(wl));
+}
+
 void AdmissionState::IndexTimedWorkloads() {
   for (const NamespacedName& key : marked_since_index_) {
     auto it = workloads_.find(key);
-    const bool timed = it != workloads_.end() &&
-                       (it->second.stop_deadline.has_value() ||
-                        (it->second.active && !HoldsQuota(it->second) &&
-                         WaitsForCheckBackoff(it->second)));
+    const bool timed = it != workloads_.end() && IsTimed(it->second);
     if (timed) {
       timed_workloads_.insert(key);
     } else {

@@ -388,6 +388,8 @@ class AdmissionState {
   void MarkWorkload(const NamespacedName& key, Change change);
   // Brings timed_workloads_ up to date with the workloads marked since.
   void IndexTimedWorkloads();
+  // Whether a clock can change `wl` (see timed_workloads_).
+  static bool IsTimed(const Workload& wl);
   void MarkObject(const ObjectKey& key, Change change);
   QueueStatus ClusterQueueStatusOf(const std::string& name) const;
   QueueStatus LocalQueueStatusOf(const LocalQueue& lq) const;
