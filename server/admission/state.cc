@@ -387,10 +387,22 @@ void AdmissionState::Rebuild(absl::Time now) {
 // queue runs again, workloads it stopped get Requeued=True
 // (ClusterQueueRestarted / LocalQueueRestarted).
 void AdmissionState::ApplyStopPolicies(absl::Time now) {
-  std::vector<NamespacedName> keys;
-  for (const auto& [key, wl] : workloads_) keys.push_back(key);
-  for (const NamespacedName& key : keys) {
-    Workload& wl = workloads_.at(key);
+  bool any_stopped = false;
+  for (const auto& [name, lq] : local_queues_) {
+    any_stopped = any_stopped || lq.stop_policy != StopPolicy::kNone;
+  }
+  for (const auto& [name, cq] : cluster_queues_) {
+    any_stopped = any_stopped || cq.stop_policy != StopPolicy::kNone;
+  }
+  // Nothing below adds or removes workloads.
+  for (auto& [key, wl] : workloads_) {
+    // Only a workload stopped before, or one holding quota while some
+    // queue is stopped, has anything to change.
+    const Condition* stopped = FindCondition(wl.conditions, kConditionRequeued);
+    if (!(stopped != nullptr && stopped->status == "False") &&
+        !(any_stopped && HoldsQuota(wl))) {
+      continue;
+    }
     auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
     StopPolicy lq_policy =
         lq == local_queues_.end() ? StopPolicy::kNone : lq->second.stop_policy;
