@@ -149,62 +149,6 @@ void FillVictims(
   }
 }
 
-// One Admit call. The engine answers on its own thread; the client may go
-// away first. Whichever comes first finishes the call, once.
-class AdmitReactor final : public grpc::ServerUnaryReactor {
- public:
-  AdmitReactor(engine::Engine& engine, v1::AdmitResponse* response)
-      : engine_(engine), shared_(std::make_shared<Shared>()) {
-    shared_->reactor = this;
-    shared_->response = response;
-  }
-
-  void Start(engine::AdmitWait wait) {
-    std::shared_ptr<Shared> shared = shared_;
-    id_ = engine_.Admit(
-        std::move(wait),
-        [shared](absl::StatusOr<engine::AdmitOutcome> outcome) {
-          if (shared->finished.exchange(true)) return;
-          if (!outcome.ok()) {
-            shared->reactor->Finish(ToGrpcStatus(outcome.status()));
-            return;
-          }
-          v1::AdmitResponse* response = shared->response;
-          response->set_outcome(ToProto(outcome->kind));
-          FillWorkload(outcome->view, response->mutable_workload(),
-                       response->mutable_placements());
-          response->set_reason(outcome->reason);
-          response->set_message(outcome->message);
-          if (outcome->view.position.has_value()) {
-            response->set_position(*outcome->view.position);
-          }
-          shared->reactor->Finish(grpc::Status::OK);
-        });
-  }
-
-  void Fail(const grpc::Status& status) {
-    if (!shared_->finished.exchange(true)) Finish(status);
-  }
-
-  void OnCancel() override {
-    if (shared_->finished.exchange(true)) return;
-    engine_.CancelAdmit(id_);
-    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "Admit cancelled"));
-  }
-
-  void OnDone() override { delete this; }
-
- private:
-  struct Shared {
-    std::atomic<bool> finished{false};
-    grpc::ServerUnaryReactor* reactor = nullptr;
-    v1::AdmitResponse* response = nullptr;
-  };
-  engine::Engine& engine_;
-  std::shared_ptr<Shared> shared_;
-  int64_t id_ = 0;
-};
-
 }  // namespace
 
 grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
@@ -374,48 +318,49 @@ grpc::Status QueueServiceImpl::FinishWorkload(
   return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* QueueServiceImpl::Admit(
-    grpc::CallbackServerContext* context, const v1::AdmitRequest* request,
-    v1::AdmitResponse* response) {
-  auto* reactor = new AdmitReactor(engine_, response);
+absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,
+                                              absl::Time call_deadline) {
   engine::AdmitWait wait;
-  if (request->has_workload()) {
-    absl::StatusOr<Workload> wl = codec::FromClientProto(request->workload());
-    if (!wl.ok()) {
-      reactor->Fail(ToGrpcStatus(About("workload", wl.status())));
-      return reactor;
-    }
+  if (request.has_workload()) {
+    absl::StatusOr<Workload> wl = codec::FromClientProto(request.workload());
+    if (!wl.ok()) return About("workload", wl.status());
     wait.submit = *std::move(wl);
-  } else if (request->name().empty() || request->namespace_().empty()) {
-    reactor->Fail(ToGrpcStatus(absl::InvalidArgumentError(
-        "namespace and name, or workload: required")));
-    return reactor;
+  } else if (request.name().empty() || request.namespace_().empty()) {
+    return absl::InvalidArgumentError(
+        "namespace and name, or workload: required");
   } else {
-    wait.key = {request->namespace_(), request->name()};
+    wait.key = {request.namespace_(), request.name()};
   }
-  const absl::Duration timeout = FromProtoDuration(request->timeout());
+  const absl::Duration timeout = FromProtoDuration(request.timeout());
   if (timeout < absl::ZeroDuration()) {
-    reactor->Fail(ToGrpcStatus(
-        absl::InvalidArgumentError("timeout: must not be negative")));
-    return reactor;
+    return absl::InvalidArgumentError("timeout: must not be negative");
   }
   // Without a timeout, answer PENDING just before the caller's deadline
   // would cancel the call; with neither, wait for good.
-  const auto chrono_deadline = context->deadline();
-  const absl::Time call_deadline =
-      chrono_deadline == std::chrono::system_clock::time_point::max()
-          ? absl::InfiniteFuture()
-          : absl::FromChrono(chrono_deadline) - absl::Milliseconds(100);
+  const absl::Time answer_by = call_deadline == absl::InfiniteFuture()
+                                   ? call_deadline
+                                   : call_deadline - absl::Milliseconds(100);
   wait.deadline = timeout > absl::ZeroDuration()
-                      ? std::min(absl::Now() + timeout, call_deadline)
-                      : call_deadline;
-  wait.runner_id = request->runner_id();
-  if (request->has_lease() &&
-      FromProtoDuration(request->lease()) > absl::ZeroDuration()) {
-    wait.lease = FromProtoDuration(request->lease());
+                      ? std::min(absl::Now() + timeout, answer_by)
+                      : answer_by;
+  wait.runner_id = request.runner_id();
+  if (request.has_lease() &&
+      FromProtoDuration(request.lease()) > absl::ZeroDuration()) {
+    wait.lease = FromProtoDuration(request.lease());
   }
-  reactor->Start(std::move(wait));
-  return reactor;
+  return wait;
+}
+
+void FillAdmitResponse(const engine::AdmitOutcome& outcome,
+                       v1::AdmitResponse* response) {
+  response->set_outcome(ToProto(outcome.kind));
+  FillWorkload(outcome.view, response->mutable_workload(),
+               response->mutable_placements());
+  response->set_reason(outcome.reason);
+  response->set_message(outcome.message);
+  if (outcome.view.position.has_value()) {
+    response->set_position(*outcome.view.position);
+  }
 }
 
 grpc::Status QueueServiceImpl::Heartbeat(grpc::ServerContext*,

@@ -10,6 +10,14 @@
 
 namespace kq::api {
 
+// What an Admit call waits for, from its request and the call's deadline
+// (absl::InfiniteFuture() without one). INVALID_ARGUMENT for a bad request.
+absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,
+                                              absl::Time call_deadline);
+// The response of an Admit call that got its outcome.
+void FillAdmitResponse(const engine::AdmitOutcome& outcome,
+                       v1::AdmitResponse* response);
+
 // Thread-safe: gRPC calls handlers concurrently; the engine serializes.
 class AdminServiceImpl final : public v1::AdminService::Service {
  public:
@@ -45,11 +53,11 @@ class AdminServiceImpl final : public v1::AdminService::Service {
   engine::Engine& engine_;
 };
 
-// Thread-safe, as AdminServiceImpl. Admit uses gRPC's callback API: a
-// waiting call holds no thread.
-class QueueServiceImpl final
-    : public v1::QueueService::WithCallbackMethod_Admit<
-          v1::QueueService::Service> {
+// Thread-safe, as AdminServiceImpl. Admit is served asynchronously by
+// AdmitCalls (a waiting call holds no thread); the rest are blocking
+// handlers.
+class QueueServiceImpl final : public v1::QueueService::WithAsyncMethod_Admit<
+                                   v1::QueueService::Service> {
  public:
   explicit QueueServiceImpl(engine::Engine& engine) : engine_(engine) {}
 
@@ -71,9 +79,6 @@ class QueueServiceImpl final
   grpc::Status Watch(grpc::ServerContext* context,
                      const v1::WatchRequest* request,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;
-  grpc::ServerUnaryReactor* Admit(grpc::CallbackServerContext* context,
-                                  const v1::AdmitRequest* request,
-                                  v1::AdmitResponse* response) override;
   grpc::Status Heartbeat(grpc::ServerContext* context,
                          const v1::HeartbeatRequest* request,
                          v1::HeartbeatResponse* response) override;

@@ -15,6 +15,7 @@
 #include "spdlog/spdlog.h"
 
 #include "client-lib/manifest/manifest.h"
+#include "server/api/admit_calls.h"
 #include "server/api/services.h"
 #include "server/codec/codec.h"
 #include "server/common/clock.h"
@@ -123,12 +124,21 @@ absl::Status Run(const Config& config) {
   // kMaxIdlePollers reuses them.
   builder.SetSyncServerOption(
       grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxIdlePollers);
+  std::unique_ptr<grpc::ServerCompletionQueue> admit_queue =
+      builder.AddCompletionQueue();
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
+    admit_queue->Shutdown();
+    void* tag;
+    bool ok;
+    while (admit_queue->Next(&tag, &ok)) {
+    }
     engine.Stop();
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", config.listen));
   }
+  api::AdmitCalls admit(queue, engine, std::move(admit_queue));
+  admit.Start();
   spdlog::info("kqd serving on {} (port {}), data in {}", config.listen, port,
                db_path);
   if (!config.port_file.empty()) {
@@ -145,6 +155,7 @@ absl::Status Run(const Config& config) {
   engine.event_log().Close();
   engine.AbortAdmitWaits();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  admit.Stop();
   engine.Stop();
   spdlog::info("kqd stopped at revision {}", engine.event_log().revision());
   return absl::OkStatus();
