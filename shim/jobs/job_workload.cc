@@ -1,7 +1,5 @@
 #include "shim/jobs/job_workload.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -13,6 +11,7 @@
 #include "absl/strings/str_split.h"
 
 #include "client-lib/manifest/manifest.h"
+#include "shim/common/object_helpers.h"
 
 namespace kq::shim::jobs {
 namespace {
@@ -30,25 +29,7 @@ constexpr char kJobNameLabel[] = "batch.kubernetes.io/job-name";
 
 using StringMap = std::map<std::string, std::string>;
 
-std::string Sha1Hex(absl::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha1(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0xf]);
-  }
-  return out;
-}
-
 // `object[key]` when `object` is an object holding `key`, else nullptr.
-const json* Field(const json& object, absl::string_view key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(std::string(key));
-  return it == object.end() ? nullptr : &*it;
-}
 
 const json* Path(const json& object, std::initializer_list<const char*> keys) {
   const json* at = &object;

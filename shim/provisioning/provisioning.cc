@@ -1,7 +1,5 @@
 #include "shim/provisioning/provisioning.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -15,6 +13,7 @@
 
 #include "client-lib/manifest/proto_json.h"
 #include "client-lib/manifest/quantity.h"
+#include "shim/common/object_helpers.h"
 #include "shim/jobs/job_workload.h"
 
 namespace kq::shim::provisioning {
@@ -24,25 +23,6 @@ namespace {
 constexpr size_t kObjNameHashLength = 5;
 constexpr size_t kObjNameMaxPrefixLength = 252 - kObjNameHashLength;
 constexpr char kPodTemplatesPrefix[] = "ppt";
-
-std::string Sha1Hex(absl::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha1(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0xf]);
-  }
-  return out;
-}
-
-const json* Field(const json& object, absl::string_view key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(std::string(key));
-  return it == object.end() ? nullptr : &*it;
-}
 
 std::string StringField(const json& object, absl::string_view key) {
   const json* field = Field(object, key);
