@@ -98,9 +98,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   perf_cmd->add_option("--submitters", perf.submitters, "submitting threads")
       ->capture_default_str();
-  perf_cmd->add_option("--finishers", perf.finishers, "finishing threads")
+  perf_cmd
+      ->add_option("--finishers", perf.finishers,
+                   "finishing threads (large-scale: 1024)")
       ->capture_default_str();
-  perf_cmd->add_option("--submit-mode", perf.submit_mode, "unary or apply")
+  perf_cmd
+      ->add_option("--submit-mode", perf.submit_mode,
+                   "unary or apply (large-scale: apply)")
       ->check(CLI::IsMember({"unary", "apply"}))
       ->capture_default_str();
   perf_cmd->add_option("--timeout", perf_timeout, "seconds")
@@ -220,7 +224,19 @@ int main(int argc, char** argv) {
   scale.durable = !no_durable;
 
   if (*limits_cmd) run("limits", RunLimits(limits, context));
-  if (*perf_cmd) run("kueue-perf", RunKueuePerf(perf, context));
+  if (*perf_cmd) {
+    // large-scale's creation rate and run count need kq's bulk creation and
+    // many runners (see `all` below), unless asked otherwise.
+    if (perf.config == "large-scale") {
+      if (perf_cmd->get_option("--submit-mode")->count() == 0) {
+        perf.submit_mode = "apply";
+      }
+      if (perf_cmd->get_option("--finishers")->count() == 0) {
+        perf.finishers = 1024;
+      }
+    }
+    run("kueue-perf", RunKueuePerf(perf, context));
+  }
   if (*submit_cmd) run("submit", RunSubmit(submit, context));
   if (*scale_cmd) run("scale", RunScale(scale, context));
   if (*restart_cmd) run("restart", RunRestart(restart, context));
