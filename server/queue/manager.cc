@@ -188,24 +188,25 @@ int32_t Manager::PendingInadmissible(const std::string& cluster_queue) const {
   return static_cast<int32_t>(it->second.inadmissible.size());
 }
 
+std::vector<NamespacedName> Manager::WorkloadsOf(const KeySet& set) {
+  std::vector<NamespacedName> out;
+  out.reserve(set.size());
+  for (const Entry* e : set) out.push_back(e->key.workload);
+  return out;
+}
+
 std::vector<NamespacedName> Manager::ActiveWorkloads(
     const std::string& cluster_queue) const {
-  std::vector<NamespacedName> out;
   auto it = queues_.find(cluster_queue);
-  if (it == queues_.end()) return out;
-  for (const Entry* e : it->second.active) out.push_back(e->key.workload);
-  return out;
+  if (it == queues_.end()) return {};
+  return WorkloadsOf(it->second.active);
 }
 
 std::vector<NamespacedName> Manager::InadmissibleWorkloads(
     const std::string& cluster_queue) const {
-  std::vector<NamespacedName> out;
   auto it = queues_.find(cluster_queue);
-  if (it == queues_.end()) return out;
-  for (const Entry* e : it->second.inadmissible) {
-    out.push_back(e->key.workload);
-  }
-  return out;
+  if (it == queues_.end()) return {};
+  return WorkloadsOf(it->second.inadmissible);
 }
 
 std::optional<int64_t> Manager::PositionOf(

@@ -192,6 +192,8 @@ class Manager {
   static bool IsImmediate(QueueingStrategy strategy, RequeueReason reason);
   // The entry of a workload some queue holds (not popped), or null.
   const Entry* Held(const NamespacedName& workload) const;
+  // The workloads of `set`, in its order.
+  static std::vector<NamespacedName> WorkloadsOf(const KeySet& set);
   // Inserts `entry` into `set`, through its popped node when it has one.
   static void Insert(Entry& entry, KeySet& set);
   // Forgets the heads popped by the last PopHeads and never requeued.

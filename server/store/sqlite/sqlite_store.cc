@@ -270,13 +270,15 @@ absl::StatusOr<std::vector<Workload>> SqliteStore::ReadWorkloads(
       }
       changed.notify_all();
       for (Row& row : chunk) {
+        // After a corrupt row the read fails: decoding the rest is waste.
+        // (decode_status is this thread's until the join.)
+        if (!decode_status.ok()) break;
         absl::StatusOr<Workload> workload = DecodeWorkload(
             row.body,
             absl::StrCat("workloads ", row.namespace_name, "/", row.name));
         if (!workload.ok()) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (decode_status.ok()) decode_status = workload.status();
-          continue;
+          decode_status = workload.status();
+          break;
         }
         out.push_back(*std::move(workload));
       }
