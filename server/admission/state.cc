@@ -659,11 +659,12 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
           progress = true;
         }
       }
-      bool pending_flavors = false;
-      if (entry.last_assignment.has_value()) {
-        pending_flavors = entry.last_assignment->PendingFlavors();
+      // Only a bookmark with scans in progress changes the next assignment.
+      const bool pending_flavors = entry.last_assignment.has_value() &&
+                                   entry.last_assignment->PendingFlavors();
+      if (pending_flavors) {
         last_assignments_[key] = *std::move(entry.last_assignment);
-      } else {
+      } else if (!last_assignments_.empty()) {
         last_assignments_.erase(key);
       }
       // Kueue leaves the granular reason empty in a few corners (a pod set

@@ -328,6 +328,7 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
                     const std::set<std::string>& inactive_admission_checks) {
   generation_ = NextCacheGeneration();
   cluster_queues_.clear();
+  cluster_queues_by_name_.clear();
   cohorts_.clear();
 
   auto cohort_node = [&](const std::string& name) -> CohortSnapshot* {
@@ -367,6 +368,7 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
       cq->parent = cohort_node(spec.cohort_name);
       cq->parent->child_cluster_queues.push_back(cq.get());
     }
+    cluster_queues_by_name_[name] = cq.get();
     cluster_queues_[name] = std::move(cq);
   }
 
@@ -419,14 +421,14 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
 }
 
 ClusterQueueSnapshot* Cache::FindClusterQueue(const std::string& name) {
-  auto it = cluster_queues_.find(name);
-  return it == cluster_queues_.end() ? nullptr : it->second.get();
+  auto it = cluster_queues_by_name_.find(name);
+  return it == cluster_queues_by_name_.end() ? nullptr : it->second;
 }
 
 const ClusterQueueSnapshot* Cache::FindClusterQueue(
     const std::string& name) const {
-  auto it = cluster_queues_.find(name);
-  return it == cluster_queues_.end() ? nullptr : it->second.get();
+  auto it = cluster_queues_by_name_.find(name);
+  return it == cluster_queues_by_name_.end() ? nullptr : it->second;
 }
 
 CohortSnapshot* Cache::FindCohort(const std::string& name) {

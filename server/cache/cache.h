@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "server/core/objects.h"
 
 namespace kq::cache {
@@ -248,6 +250,9 @@ class Cache {
 
  private:
   std::map<std::string, std::unique_ptr<ClusterQueueSnapshot>> cluster_queues_;
+  // cluster_queues_ by hash: a pass looks every head's queue up.
+  absl::flat_hash_map<std::string, ClusterQueueSnapshot*>
+      cluster_queues_by_name_;
   std::map<std::string, std::unique_ptr<CohortSnapshot>> cohorts_;
   uint64_t generation_ = NextCacheGeneration();
   int simulations_ = 0;

@@ -1,5 +1,6 @@
 #include "server/queue/manager.h"
 
+#include <algorithm>
 #include <tuple>
 
 namespace kq::queue {
@@ -18,8 +19,27 @@ QueueKey KeyFor(const Workload& workload) {
                   &workload};
 }
 
-bool Manager::EntryLess::operator()(const Entry* a, const Entry* b) const {
-  return a->key < b->key;
+bool Manager::SlotLess::operator()(const Slot& a, const Slot& b) const {
+  // QueueKey's order, its first fields read from the slots.
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
+  if (a.entry == b.entry) return false;
+  return std::tie(a.entry->key.uid, a.entry->key.workload) <
+         std::tie(b.entry->key.uid, b.entry->key.workload);
+}
+
+void Manager::Park(Entry& entry) {
+  entry.place = Place::kInadmissible;
+  entry.parked_index = entry.pending->inadmissible.size();
+  entry.pending->inadmissible.push_back(&entry);
+}
+
+void Manager::Unpark(Entry& entry) {
+  std::vector<Entry*>& parked = entry.pending->inadmissible;
+  Entry* last = parked.back();
+  parked[entry.parked_index] = last;
+  last->parked_index = entry.parked_index;
+  parked.pop_back();
 }
 
 void Manager::UpsertClusterQueue(const std::string& name,
@@ -32,7 +52,9 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
   std::vector<NamespacedName> held;
   auto it = queues_.find(name);
   if (it == queues_.end()) return held;
-  for (const Entry* e : it->second.active) held.push_back(e->key.workload);
+  for (const Slot& slot : it->second.active) {
+    held.push_back(slot.entry->key.workload);
+  }
   for (const Entry* e : it->second.inadmissible) {
     held.push_back(e->key.workload);
   }
@@ -46,15 +68,6 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
   return held;
 }
 
-void Manager::Insert(Entry& entry, KeySet& set) {
-  if (entry.popped) {
-    set.insert(std::move(entry.popped));
-    entry.popped = KeySet::node_type();
-  } else {
-    set.insert(&entry);
-  }
-}
-
 void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   Remove(key.workload);
   auto q = queues_.try_emplace(cluster_queue).first;
@@ -63,17 +76,15 @@ void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   entry.cluster_queue = &q->first;
   entry.pending = &q->second;
   entry.place = Place::kActive;
-  q->second.active.insert(&entry);
+  q->second.active.insert(SlotOf(entry));
 }
 
 void Manager::Remove(const NamespacedName& workload) {
   auto it = where_.find(workload);
   if (it == where_.end()) return;
   Entry& entry = it->second;
-  if (entry.place == Place::kActive) entry.pending->active.erase(&entry);
-  if (entry.place == Place::kInadmissible) {
-    entry.pending->inadmissible.erase(&entry);
-  }
+  if (entry.place == Place::kActive) entry.pending->active.erase(SlotOf(entry));
+  if (entry.place == Place::kInadmissible) Unpark(entry);
   where_.erase(it);
 }
 
@@ -102,9 +113,10 @@ bool Manager::IsImmediate(QueueingStrategy strategy, RequeueReason reason) {
          reason == RequeueReason::kPreemptionFailed;
 }
 
-bool Manager::RequeueIfNotPresent(const std::string& cluster_queue,
-                                  const QueueKey& key, RequeueReason reason,
-                                  bool pending_flavors) {
+Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
+                                        const QueueKey& key,
+                                        RequeueReason reason,
+                                        bool pending_flavors) {
   auto held = where_.find(key.workload);
   if (held != where_.end() && *held->second.cluster_queue != cluster_queue) {
     Remove(key.workload);
@@ -122,23 +134,35 @@ bool Manager::RequeueIfNotPresent(const std::string& cluster_queue,
     if (!(entry.key == key)) entry.key = key;
     entry.cluster_queue = &q->first;
     entry.pending = &pending;
-    entry.place = to_active ? Place::kActive : Place::kInadmissible;
-    Insert(entry, to_active ? pending.active : pending.inadmissible);
-    return true;
+    if (!to_active) {
+      Park(entry);
+      return Requeued::kInadmissible;
+    }
+    entry.place = Place::kActive;
+    pending.active.insert(SlotOf(entry));
+    return Requeued::kActive;
   }
   Entry& entry = held->second;
-  if (!to_active || entry.place == Place::kActive) return false;
+  if (!to_active || entry.place == Place::kActive) return Requeued::kNowhere;
   // Back to the heap with the key it was parked with, as Kueue moves the
   // stored entry.
-  pending.active.insert(pending.inadmissible.extract(&entry));
+  Unpark(entry);
   entry.place = Place::kActive;
-  return true;
+  pending.active.insert(SlotOf(entry));
+  return Requeued::kActive;
+}
+
+bool Manager::RequeueIfNotPresent(const std::string& cluster_queue,
+                                  const QueueKey& key, RequeueReason reason,
+                                  bool pending_flavors) {
+  return RequeueEntry(cluster_queue, key, reason, pending_flavors) !=
+         Requeued::kNowhere;
 }
 
 bool Manager::Requeue(const std::string& cluster_queue, const QueueKey& key,
                       RequeueReason reason, bool pending_flavors) {
-  return RequeueIfNotPresent(cluster_queue, key, reason, pending_flavors) &&
-         IsInadmissible(key.workload);
+  return RequeueEntry(cluster_queue, key, reason, pending_flavors) ==
+         Requeued::kInadmissible;
 }
 
 int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
@@ -149,19 +173,18 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
     if (it == queues_.end()) continue;
     Pending& pending = it->second;
     pending.queue_inadmissible_cycle = pending.pop_cycle;
-    for (auto k = pending.inadmissible.begin();
-         k != pending.inadmissible.end();) {
-      Entry* entry = *k;
+    std::vector<Entry*> kept;
+    for (Entry* entry : pending.inadmissible) {
       if (eligible && !eligible(name, entry->key)) {
-        ++k;
+        entry->parked_index = kept.size();
+        kept.push_back(entry);
         continue;
       }
-      auto next = std::next(k);
-      pending.active.insert(pending.inadmissible.extract(k));
       entry->place = Place::kActive;
-      k = next;
+      pending.active.insert(SlotOf(*entry));
       ++moved;
     }
+    pending.inadmissible = std::move(kept);
   }
   return moved;
 }
@@ -188,10 +211,13 @@ int32_t Manager::PendingInadmissible(const std::string& cluster_queue) const {
   return static_cast<int32_t>(it->second.inadmissible.size());
 }
 
-std::vector<NamespacedName> Manager::WorkloadsOf(const KeySet& set) {
+std::vector<NamespacedName> Manager::WorkloadsOf(
+    std::vector<const Entry*> entries) {
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry* a, const Entry* b) { return a->key < b->key; });
   std::vector<NamespacedName> out;
-  out.reserve(set.size());
-  for (const Entry* e : set) out.push_back(e->key.workload);
+  out.reserve(entries.size());
+  for (const Entry* e : entries) out.push_back(e->key.workload);
   return out;
 }
 
@@ -199,14 +225,18 @@ std::vector<NamespacedName> Manager::ActiveWorkloads(
     const std::string& cluster_queue) const {
   auto it = queues_.find(cluster_queue);
   if (it == queues_.end()) return {};
-  return WorkloadsOf(it->second.active);
+  std::vector<const Entry*> entries;
+  entries.reserve(it->second.active.size());
+  for (const Slot& slot : it->second.active) entries.push_back(slot.entry);
+  return WorkloadsOf(std::move(entries));
 }
 
 std::vector<NamespacedName> Manager::InadmissibleWorkloads(
     const std::string& cluster_queue) const {
   auto it = queues_.find(cluster_queue);
   if (it == queues_.end()) return {};
-  return WorkloadsOf(it->second.inadmissible);
+  return WorkloadsOf(
+      {it->second.inadmissible.begin(), it->second.inadmissible.end()});
 }
 
 std::optional<int64_t> Manager::PositionOf(
@@ -214,11 +244,11 @@ std::optional<int64_t> Manager::PositionOf(
   const Entry* entry = Held(workload);
   if (entry == nullptr) return std::nullopt;
   int64_t position = 0;
-  for (const KeySet* set :
-       {&entry->pending->active, &entry->pending->inadmissible}) {
-    for (const Entry* e : *set) {
-      if (e->key < entry->key) ++position;
-    }
+  for (const Slot& slot : entry->pending->active) {
+    if (slot.entry->key < entry->key) ++position;
+  }
+  for (const Entry* e : entry->pending->inadmissible) {
+    if (e->key < entry->key) ++position;
   }
   return position;
 }

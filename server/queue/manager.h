@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/time/time.h"
 
@@ -160,19 +161,25 @@ class Manager {
   bool HasActive() const;
 
  private:
-  // One per workload a queue holds (or popped and not yet requeued). The
-  // ordered sets point at entries; an entry moves between them, and out
-  // and back in through PopHeads and Requeue, by its set node, so a head
-  // that goes back costs no allocation.
+  // One per workload a queue holds (or popped and not yet requeued).
   struct Entry;
-  struct EntryLess {
-    bool operator()(const Entry* a, const Entry* b) const;
+  // An entry's place in a heap: the order's leading fields are copied in,
+  // so most comparisons read no entry.
+  struct Slot {
+    int32_t priority;
+    absl::Time timestamp;
+    Entry* entry;
   };
-  using KeySet = std::set<Entry*, EntryLess>;
+  struct SlotLess {
+    bool operator()(const Slot& a, const Slot& b) const;
+  };
+  using Heap = absl::btree_set<Slot, SlotLess>;
   struct Pending {
     QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
-    KeySet active;
-    KeySet inadmissible;
+    Heap active;
+    // Parked entries in no order (each knows its index): parking and
+    // removal cost O(1); the rare ordered listing sorts.
+    std::vector<Entry*> inadmissible;
     // Kueue's popCycle and queueInadmissibleCycle: a requeue goes to the
     // heap when QueueInadmissible ran at or after the last pop.
     int64_t pop_cycle = 0;
@@ -185,17 +192,25 @@ class Manager {
     const std::string* cluster_queue = nullptr;
     Pending* pending = nullptr;
     Place place = Place::kActive;
-    // While popped: the set node it left, for the requeue to reuse.
-    KeySet::node_type popped;
+    // Its index in pending->inadmissible while parked.
+    size_t parked_index = 0;
   };
 
+  static Slot SlotOf(Entry& entry) {
+    return Slot{entry.key.priority, entry.key.timestamp, &entry};
+  }
+  static void Park(Entry& entry);
+  static void Unpark(Entry& entry);
+  // Where a requeue put a workload.
+  enum class Requeued { kNowhere, kActive, kInadmissible };
+  Requeued RequeueEntry(const std::string& cluster_queue, const QueueKey& key,
+                        RequeueReason reason, bool pending_flavors);
   static bool IsImmediate(QueueingStrategy strategy, RequeueReason reason);
   // The entry of a workload some queue holds (not popped), or null.
   const Entry* Held(const NamespacedName& workload) const;
-  // The workloads of `set`, in its order.
-  static std::vector<NamespacedName> WorkloadsOf(const KeySet& set);
-  // Inserts `entry` into `set`, through its popped node when it has one.
-  static void Insert(Entry& entry, KeySet& set);
+  // The workloads of `entries`, in queue order.
+  static std::vector<NamespacedName> WorkloadsOf(
+      std::vector<const Entry*> entries);
   // Forgets the heads popped by the last PopHeads and never requeued.
   void DropPopped();
 
@@ -211,10 +226,9 @@ std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
   for (auto& [name, pending] : queues_) {
     if (pending.active.empty() || !is_active(name)) continue;
     ++pending.pop_cycle;
-    KeySet::node_type node = pending.active.extract(pending.active.begin());
-    Entry& entry = *node.value();
+    Entry& entry = *pending.active.begin()->entry;
+    pending.active.erase(pending.active.begin());
     entry.place = Place::kPopped;
-    entry.popped = std::move(node);
     heads.push_back({name, entry.key.workload, entry.key.object});
     popped_.push_back(entry.key.workload);
   }

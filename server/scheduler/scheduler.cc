@@ -29,6 +29,8 @@ struct Entry {
   // Shared with the NominationMemo; its last_state is the one computed,
   // `last_state` is this entry's bookmark.
   std::shared_ptr<const Assignment> nominated;
+  // nominated->RepresentativeMode().
+  AssignmentMode mode;
   LastAssignment last_state;
   std::vector<PreemptionTarget> targets;
   // QueueOrderTimestamp of the workload, for the classical order.
@@ -62,9 +64,10 @@ int64_t GenerationOf(const SchedulingContext& context,
 // assigner and the preemption searches read of the workload. The pod
 // template is not read (its requests are in `requests`); the queue-order
 // time only matters to LowerOrNewerEqualPriority.
-std::string NominationKey(const Workload& wl,
-                          const cache::ClusterQueueSnapshot& cq) {
-  std::string key = cq.name();
+void BuildNominationKey(const Workload& wl,
+                        const cache::ClusterQueueSnapshot& cq,
+                        std::string& key) {
+  key.assign(cq.name());
   absl::StrAppend(&key, "\x1f", wl.priority);
   if (cq.spec.preemption.within_cluster_queue ==
           preemption::kPolicyLowerOrNewerEqualPriority ||
@@ -127,8 +130,24 @@ std::string NominationKey(const Workload& wl,
       }
     }
   }
-  return key;
 }
+
+}  // namespace
+
+void NominationMemo::Insert(absl::string_view key, uint64_t tree_generation,
+                            std::shared_ptr<const Assignment> assignment) {
+  // Stale entries are only overwritten; queue-order times in keys make
+  // them many on a busy server, so the memo starts over at a bound.
+  if (nominations_.size() >= kMaxEntries) nominations_.clear();
+  Nomination nomination;
+  nomination.mode = assignment->RepresentativeMode();
+  nomination.pending_flavors = assignment->last_state.PendingFlavors();
+  nomination.assignment = std::move(assignment);
+  nominations_.insert_or_assign(
+      std::string(key), std::make_pair(tree_generation, std::move(nomination)));
+}
+
+namespace {
 
 // Kueue's getInitialAssignments: the full assignment when it fits, or when
 // it needs preemption and the oracle finds targets; otherwise, when some pod
@@ -323,32 +342,48 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
       // Only heads whose scans start at the first flavor are equivalent by
       // their key: a bookmark with every scan finished (-1) starts there
       // too.
-      std::string memo_key;
-      std::shared_ptr<const Assignment> memoised;
-      if (context.nomination_memo != nullptr &&
-          (last == nullptr || !last->PendingFlavors())) {
-        memo_key = NominationKey(wl, *cq);
-        memoised =
-            context.nomination_memo->Find(memo_key, cq->tree_generation());
-      }
-      if (memoised != nullptr) {
-        // What a fresh assignment would stamp on its bookmark.
-        LastAssignment last_state = memoised->last_state;
-        last_state.cluster_queue_generation = GenerationOf(context, cq->name());
-        last_state.scheduling_cycle = context.scheduling_cycle;
-        entries.push_back(
-            Entry{&head, cq, std::move(memoised), std::move(last_state), {}});
-        continue;
+      NominationMemo* memo = context.nomination_memo;
+      const bool memoisable =
+          memo != nullptr && (last == nullptr || !last->PendingFlavors());
+      if (memoisable) {
+        BuildNominationKey(wl, *cq, memo->key_buffer());
+        if (const NominationMemo::Nomination* memoised =
+                memo->Find(memo->key_buffer(), cq->tree_generation())) {
+          // What a fresh assignment would stamp on its bookmark.
+          LastAssignment last_state;
+          if (memoised->pending_flavors) {
+            last_state.last_tried_flavor_idx =
+                memoised->assignment->last_state.last_tried_flavor_idx;
+          }
+          last_state.cluster_queue_generation =
+              GenerationOf(context, cq->name());
+          last_state.scheduling_cycle = context.scheduling_cycle;
+          entries.push_back(Entry{&head,
+                                  cq,
+                                  memoised->assignment,
+                                  memoised->mode,
+                                  std::move(last_state),
+                                  {}});
+          continue;
+        }
       }
       Nomination nomination = InitialAssignment(wl, *cq, context, oracle, last);
-      LastAssignment last_state = nomination.assignment.last_state;
+      LastAssignment last_state;
+      if (nomination.assignment.last_state.PendingFlavors()) {
+        last_state = nomination.assignment.last_state;
+      } else {
+        last_state.cluster_queue_generation =
+            nomination.assignment.last_state.cluster_queue_generation;
+        last_state.scheduling_cycle =
+            nomination.assignment.last_state.scheduling_cycle;
+      }
       auto nominated =
           std::make_shared<const Assignment>(std::move(nomination.assignment));
-      if (!memo_key.empty() && nomination.targets.empty()) {
-        context.nomination_memo->Insert(std::move(memo_key),
-                                        cq->tree_generation(), nominated);
+      if (memoisable && nomination.targets.empty()) {
+        memo->Insert(memo->key_buffer(), cq->tree_generation(), nominated);
       }
-      entries.push_back(Entry{&head, cq, std::move(nominated),
+      const AssignmentMode mode = nominated->RepresentativeMode();
+      entries.push_back(Entry{&head, cq, std::move(nominated), mode,
                               std::move(last_state),
                               std::move(nomination.targets)});
       continue;
@@ -394,7 +429,7 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
     Entry& entry = fair_order ? entries[fair_order->Pop()] : entries[n];
     const Assignment& assignment = entry.assignment();
     EntryResult r{entry.head->workload, entry.head->cluster_queue};
-    r.mode = assignment.RepresentativeMode();
+    r.mode = entry.mode;
     r.borrowing = assignment.borrowing;
     // Skipped entries keep their bookmark too (Kueue's
     // FlavorFungibilityPreserveScanProgress).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 #include "server/cache/cache.h"
@@ -67,7 +68,8 @@ struct EntryResult {
   int borrowing = 0;
   // The flavor-scan bookmark to keep for this workload and pass back in its
   // next Head; nullopt means drop it. Heads that were not nominated return
-  // the bookmark they came with.
+  // the bookmark they came with. A bookmark whose scans all reached their
+  // group's last flavor carries no indices: it resumes nothing, like none.
   std::optional<LastAssignment> last_assignment;
 };
 
@@ -91,41 +93,44 @@ struct CycleResult {
 // Thread-compatible.
 class NominationMemo {
  public:
-  // The assignment memoised for `key` over a tree at `tree_generation`, or
-  // null.
-  std::shared_ptr<const Assignment> Find(const std::string& key,
-                                         uint64_t tree_generation) {
-    auto it = assignments_.find(key);
-    if (it == assignments_.end() || it->second.first != tree_generation) {
+  // A memoised nomination with what the pass reads of it for every head.
+  struct Nomination {
+    std::shared_ptr<const Assignment> assignment;
+    AssignmentMode mode = AssignmentMode::kNoFit;
+    // assignment->last_state.PendingFlavors().
+    bool pending_flavors = false;
+  };
+
+  // The nomination memoised for `key` over a tree at `tree_generation`, or
+  // null. The pointer is valid until the next Insert.
+  const Nomination* Find(absl::string_view key, uint64_t tree_generation) {
+    auto it = nominations_.find(key);
+    if (it == nominations_.end() || it->second.first != tree_generation) {
       return nullptr;
     }
     ++hits_;
-    return it->second.second;
+    return &it->second.second;
   }
-  void Insert(std::string key, uint64_t tree_generation,
-              std::shared_ptr<const Assignment> assignment) {
-    // Stale entries are only overwritten; queue-order times in keys make
-    // them many on a busy server, so the memo starts over at a bound.
-    if (assignments_.size() >= kMaxEntries) assignments_.clear();
-    assignments_.insert_or_assign(
-        std::move(key), std::make_pair(tree_generation, std::move(assignment)));
-  }
+  void Insert(absl::string_view key, uint64_t tree_generation,
+              std::shared_ptr<const Assignment> assignment);
   // Declares a tree at `to` identical to the one at `from`: what was
   // computed over one is valid for the other (a test's twin Cache).
   void Rebase(uint64_t from, uint64_t to) {
-    for (auto& [key, entry] : assignments_) {
+    for (auto& [key, entry] : nominations_) {
       if (entry.first == from) entry.first = to;
     }
   }
-  void Clear() { assignments_.clear(); }
-  size_t size() const { return assignments_.size(); }
+  void Clear() { nominations_.clear(); }
+  size_t size() const { return nominations_.size(); }
   int64_t hits() const { return hits_; }
+  // A buffer for building keys without allocating per head.
+  std::string& key_buffer() { return key_buffer_; }
 
  private:
   static constexpr size_t kMaxEntries = 1 << 16;
-  absl::flat_hash_map<std::string,
-                      std::pair<uint64_t, std::shared_ptr<const Assignment>>>
-      assignments_;
+  absl::flat_hash_map<std::string, std::pair<uint64_t, Nomination>>
+      nominations_;
+  std::string key_buffer_;
   int64_t hits_ = 0;
 };
 

@@ -135,6 +135,39 @@ TEST(ManagerTest, BestEffortFifoParksHead) {
   EXPECT_EQ(heads[0].workload.second, "big");
 }
 
+// Parked workloads are kept in no order; listings and positions still follow
+// the queue order, and removing one from the middle keeps the others.
+TEST(ManagerTest, ParkedWorkloadsListInQueueOrder) {
+  Manager m;
+  m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
+  // Parked in the reverse of their order: each pass pops the next.
+  const std::vector<QueueKey> keys = {Key("late", 0, 30), Key("mid", 0, 20),
+                                      Key("early", 0, 10), Key("high", 9, 40)};
+  for (const QueueKey& key : keys) m.Push("cq", key);
+  std::vector<QueueKey> popped_order = {keys[3], keys[2], keys[1], keys[0]};
+  for (const QueueKey& key : popped_order) {
+    auto heads = m.PopHeads([](const std::string&) { return true; });
+    ASSERT_EQ(heads.size(), 1u);
+    ASSERT_EQ(heads[0].workload, key.workload);
+    EXPECT_TRUE(m.Requeue("cq", key, Manager::RequeueReason::kNoFit));
+  }
+  auto names = [](const std::vector<NamespacedName>& workloads) {
+    std::vector<std::string> out;
+    for (const NamespacedName& w : workloads) out.push_back(w.second);
+    return out;
+  };
+  EXPECT_THAT(names(m.InadmissibleWorkloads("cq")),
+              ElementsAreArray({"high", "early", "mid", "late"}));
+  EXPECT_EQ(m.PositionOf({"default", "mid"}), 2);
+  m.Remove({"default", "early"});
+  EXPECT_THAT(names(m.InadmissibleWorkloads("cq")),
+              ElementsAreArray({"high", "mid", "late"}));
+  EXPECT_EQ(m.PositionOf({"default", "late"}), 2);
+  EXPECT_TRUE(m.IsInadmissible({"default", "late"}));
+  EXPECT_EQ(m.QueueInadmissible({"cq"}), 3);
+  EXPECT_EQ(PopAll(m), (std::vector<std::string>{"high", "mid", "late"}));
+}
+
 TEST(ManagerTest, BestEffortFifoRetriesImmediatelyAfterNominationFailure) {
   Manager m;
   m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
