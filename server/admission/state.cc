@@ -173,6 +173,7 @@ void AdmissionState::Clear() {
   // Queued keys point at workloads.
   queues_ = queue::Manager();
   nominations_.Clear();
+  requeued_trees_.clear();
   last_assignments_.clear();
   timed_workloads_.clear();
   marked_since_index_.clear();
@@ -333,6 +334,7 @@ void AdmissionState::StampRevision(const NamespacedName& key,
 }
 
 void AdmissionState::Rebuild(absl::Time now) {
+  requeued_trees_.clear();
   std::set<std::string> flavor_names, check_names, inactive_checks;
   for (const auto& [name, f] : flavors_) flavor_names.insert(name);
   for (const auto& [name, c] : admission_checks_) {
@@ -1125,6 +1127,16 @@ absl::StatusOr<std::map<std::string, int32_t>> CheckReclaimablePods(
 }
 
 void AdmissionState::QueueInadmissibleInTree(const std::string& cluster_queue) {
+  const cache::ClusterQueueSnapshot* cq =
+      cache_.FindClusterQueue(cluster_queue);
+  const std::pair<uint64_t, uint64_t> version = {cache_.generation(),
+                                                 queues_.park_version()};
+  if (cq != nullptr && cq->tree_generation_slot != nullptr) {
+    auto [it, inserted] =
+        requeued_trees_.try_emplace(cq->tree_generation_slot, version);
+    if (!inserted && it->second == version) return;
+    it->second = version;
+  }
   if (queues_.QueueInadmissible(cache_.ClusterQueuesInTree(cluster_queue))) {
     needs_scheduling_ = true;
   }

@@ -29,6 +29,7 @@ bool Manager::SlotLess::operator()(const Slot& a, const Slot& b) const {
 }
 
 void Manager::Park(Entry& entry) {
+  ++park_version_;
   entry.place = Place::kInadmissible;
   entry.parked_index = entry.pending->inadmissible.size();
   entry.pending->inadmissible.push_back(&entry);

@@ -159,6 +159,10 @@ class Manager {
   // Whether a workload is parked as inadmissible.
   bool IsInadmissible(const NamespacedName& workload) const;
   bool HasActive() const;
+  // Moves whenever a workload may have been parked since (a pop or a park):
+  // while it stands still, a second QueueInadmissible of the same queues
+  // moves nothing.
+  uint64_t park_version() const { return park_version_; }
 
  private:
   // One per workload a queue holds (or popped and not yet requeued).
@@ -199,7 +203,7 @@ class Manager {
   static Slot SlotOf(Entry& entry) {
     return Slot{entry.key.priority, entry.key.timestamp, &entry};
   }
-  static void Park(Entry& entry);
+  void Park(Entry& entry);
   static void Unpark(Entry& entry);
   // Where a requeue put a workload.
   enum class Requeued { kNowhere, kActive, kInadmissible };
@@ -217,11 +221,13 @@ class Manager {
   std::map<std::string, Pending> queues_;
   absl::node_hash_map<NamespacedName, Entry> where_;
   std::vector<NamespacedName> popped_;
+  uint64_t park_version_ = 0;
 };
 
 template <typename Pred>
 std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
   DropPopped();
+  ++park_version_;
   std::vector<Head> heads;
   for (auto& [name, pending] : queues_) {
     if (pending.active.empty() || !is_active(name)) continue;
