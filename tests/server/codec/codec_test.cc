@@ -9,6 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 #include "tests/testing/builders.h"
 #include "tests/testing/status_matchers.h"
@@ -471,6 +472,61 @@ TEST(CodecTest, TemplateJsonIsCanonical) {
     EXPECT_EQ(again.pod_sets[0].template_json, want);
   }
 }
+
+// The codec converts templates between Struct and text itself; the result
+// must be what protobuf's own JSON writer and parser give (through
+// nlohmann's parse and sorted dump for the text), on values that exercise
+// numbers, escapes and nesting.
+class TemplateConversionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TemplateConversionTest, MatchesProtobufJson) {
+  google::protobuf::Struct original;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(GetParam(), &original).ok())
+      << GetParam();
+  std::string protobuf_json;
+  ASSERT_TRUE(
+      google::protobuf::util::MessageToJsonString(original, &protobuf_json)
+          .ok());
+  const std::string want =
+      nlohmann::json::parse(protobuf_json)
+          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  v1::Workload proto;
+  *proto.mutable_spec()->add_pod_sets()->mutable_template_() = original;
+  ASSERT_OK_AND_ASSIGN(Workload wl, FromProto(proto));
+  EXPECT_EQ(wl.pod_sets[0].template_json, want);
+  // Back to a Struct: what protobuf's parser makes of the text.
+  google::protobuf::Struct parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(want, &parsed).ok());
+  const v1::Workload answer = ToProto(wl);
+  std::string diff;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&diff);
+  EXPECT_TRUE(
+      differencer.Compare(answer.spec().pod_sets(0).template_(), parsed))
+      << diff;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, TemplateConversionTest,
+    ::testing::Values(
+        R"({})",
+        R"({"spec": {"containers": [{"name": "c", "image": "busybox:1.36",
+            "command": ["sh", "-c", "sleep 10"],
+            "resources": {"requests": {"cpu": "1", "memory": "2Gi"}},
+            "ports": [{"containerPort": 8080}]}],
+            "restartPolicy": "Never"},
+            "metadata": {"labels": {"app": "x", "kueue.x-k8s.io/queue-name": "q"}}})",
+        R"({"ints": [0, 1, -1, 42, 65535, 123456789012, 9007199254740992,
+            9007199254740993, 18446744073709551615, 1e15, 1e16, 1e20, 1e21,
+            -1e300, 1.7976931348623157e308, 5e-324]})",
+        R"({"fractions": [0.5, -0.25, 0.1, 2.5, 3.14159, 1e-7, 1.0000001,
+            0.30000000000000004, 123.456e2, -0.0]})",
+        R"({"strings": ["", "plain", "quote \" and backslash \\",
+            "tab\tnewline\nreturn\r", "\u0001\u001f", "<>&'", "é ü 日本 😀",
+            "\u2028\u2029", "/slash"]})",
+        R"({"mixed": [null, true, false, {}, [], [[]], {"a": {"b": {"c": [1,
+            {"d": null}]}}}], "": "empty key", "key with spaces": 1})"));
 
 TEST(CodecTest, StoredFormKeepsTheTemplateAsTextBothWays) {
   v1::Workload proto;
