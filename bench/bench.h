@@ -186,6 +186,8 @@ struct SubmitOptions {
   // Also submit open-loop at half the rate reached with the most calls in
   // flight and report that latency (the "p99 at half that rate").
   bool open_loop = true;
+  // The open-loop rate in calls/s; 0: half the best unary rate measured.
+  double paced_rate = 0;
 };
 absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
                                              const Context& context);

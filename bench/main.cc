@@ -127,6 +127,9 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--batch", submit.batch, "workloads per Apply")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  submit_cmd->add_option(
+      "--paced-rate", submit.paced_rate,
+      "open-loop calls/s (default: half the best unary rate)");
   submit_cmd
       ->add_option("--batch-in-flight", submit.batch_in_flight,
                    "Apply calls in flight")

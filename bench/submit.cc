@@ -222,8 +222,11 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
          CpuNote(m), TenthsNote(m)});
     note_errors(absl::StrCat("unary at ", in_flight), m);
   }
-  if (options.open_loop && best_unary_rate > 0) {
-    const double rate = best_unary_rate / 2;
+  if (options.open_loop && (best_unary_rate > 0 || options.paced_rate > 0)) {
+    const double rate =
+        options.paced_rate > 0 ? options.paced_rate : best_unary_rate / 2;
+    // Up to 64 calls may be in flight, as in the measurement.
+    best_in_flight = std::max(best_in_flight, 64);
     std::fprintf(stderr, "submit: open loop at %.0f/s...\n", rate);
     absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
     if (!server.ok()) return server.status();
@@ -236,8 +239,9 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
           return 1;
         });
     table.rows.push_back(
-        {absl::StrFormat("SubmitWorkload, paced at %s/s (half)",
-                         FormatCount(rate)),
+        {absl::StrFormat("SubmitWorkload, paced at %s/s (%s)",
+                         FormatCount(rate),
+                         options.paced_rate > 0 ? "given" : "half"),
          absl::StrCat("<= ", best_in_flight), FormatCount(m.workloads),
          FormatCount(m.workloads / m.seconds), FormatMicros(m.latency_us.p50),
          FormatMicros(m.latency_us.p99), FormatMicros(m.latency_us.p999), "",
