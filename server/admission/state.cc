@@ -334,7 +334,6 @@ void AdmissionState::StampRevision(const NamespacedName& key,
 }
 
 void AdmissionState::Rebuild(absl::Time now) {
-  requeued_trees_.clear();
   std::set<std::string> flavor_names, check_names, inactive_checks;
   for (const auto& [name, f] : flavors_) flavor_names.insert(name);
   for (const auto& [name, c] : admission_checks_) {
@@ -367,6 +366,8 @@ void AdmissionState::Rebuild(absl::Time now) {
   }
   ApplyStopPolicies(now);
   queues_ = queue::Manager();
+  // New trees and a new manager, whose park versions start over.
+  requeued_trees_.clear();
   for (const auto& [name, cq] : cluster_queues_) {
     queues_.UpsertClusterQueue(name, cq.queueing_strategy);
   }
@@ -1127,15 +1128,16 @@ absl::StatusOr<std::map<std::string, int32_t>> CheckReclaimablePods(
 }
 
 void AdmissionState::QueueInadmissibleInTree(const std::string& cluster_queue) {
+  // What QueueInadmissible moves depends on the tree's ClusterQueues (fixed
+  // until a Rebuild, which clears requeued_trees_), on what is parked and on
+  // the pop cycles: the last two move park_version().
   const cache::ClusterQueueSnapshot* cq =
       cache_.FindClusterQueue(cluster_queue);
-  const std::pair<uint64_t, uint64_t> version = {cache_.generation(),
-                                                 queues_.park_version()};
   if (cq != nullptr && cq->tree_generation_slot != nullptr) {
-    auto [it, inserted] =
-        requeued_trees_.try_emplace(cq->tree_generation_slot, version);
-    if (!inserted && it->second == version) return;
-    it->second = version;
+    auto [it, inserted] = requeued_trees_.try_emplace(cq->tree_generation_slot,
+                                                      queues_.park_version());
+    if (!inserted && it->second == queues_.park_version()) return;
+    it->second = queues_.park_version();
   }
   if (queues_.QueueInadmissible(cache_.ClusterQueuesInTree(cluster_queue))) {
     needs_scheduling_ = true;

@@ -417,11 +417,10 @@ class AdmissionState {
   // Nominations of heads that could not be admitted, each valid while its
   // cohort tree is unchanged (see scheduler::NominationMemo).
   scheduler::NominationMemo nominations_;
-  // Per cohort tree (its generation slot), the cache generation and the
-  // queues' park_version() when its inadmissible workloads were last moved
-  // back: finishes in one tree between two passes move them once.
-  absl::flat_hash_map<const void*, std::pair<uint64_t, uint64_t>>
-      requeued_trees_;
+  // Per cohort tree (its generation slot), the queues' park_version() when
+  // its inadmissible workloads were last moved back: finishes in one tree
+  // between two passes move them once. Cleared by every Rebuild.
+  absl::flat_hash_map<const void*, uint64_t> requeued_trees_;
   // The workloads holding quota by ClusterQueue, for the preemption
   // searches: added by ReserveQuota, removed by ReleaseQuota (and before a
   // finished workload leaves workloads_), rebuilt by Rebuild.
