@@ -1,6 +1,7 @@
 #include "server/store/sqlite/sqlite_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -8,9 +9,11 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
+#include "spdlog/spdlog.h"
 
 #include "migrations/migrations.h"
 #include "server/codec/codec.h"
@@ -41,6 +44,87 @@ struct SqliteStore::Statements {
   StmtHandle delete_events_through;
   StmtHandle select_revision;
   StmtHandle update_revision;
+};
+
+namespace {
+
+// SQLite's own automatic checkpoint threshold (PRAGMA wal_autocheckpoint).
+constexpr int kCheckpointFrames = 1000;
+// Beyond this many WAL frames (~40 MiB) a commit checkpoints itself: the
+// checkpointer is not keeping up, and the WAL must stay bounded.
+constexpr int kMaxWalFrames = 10000;
+
+}  // namespace
+
+class SqliteStore::Checkpointer {
+ public:
+  static absl::StatusOr<std::unique_ptr<Checkpointer>> Start(
+      const std::string& path, absl::Duration busy_timeout) {
+    KQ_ASSIGN_OR_RETURN(sqlite::DbHandle db, sqlite::OpenDatabase(path));
+    sqlite3_busy_timeout(db.get(),
+                         static_cast<int>(absl::ToInt64Milliseconds(
+                             std::min(busy_timeout, absl::Hours(24)))));
+    std::unique_ptr<Checkpointer> checkpointer(new Checkpointer(std::move(db)));
+    checkpointer->thread_ =
+        std::thread([c = checkpointer.get()] { c->Loop(); });
+    return checkpointer;
+  }
+
+  ~Checkpointer() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
+  // The writer's WAL hook: runs in every commit with the WAL's size.
+  static int OnCommit(void* self, sqlite3* /*db*/, const char* /*name*/,
+                      int frames) {
+    auto* checkpointer = static_cast<Checkpointer*>(self);
+    checkpointer->wal_frames_.store(frames, std::memory_order_relaxed);
+    if (frames >= kCheckpointFrames) {
+      {
+        std::lock_guard<std::mutex> lock(checkpointer->mu_);
+        checkpointer->due_ = true;
+      }
+      checkpointer->wake_.notify_one();
+    }
+    return SQLITE_OK;
+  }
+
+  // WAL frames after the last commit.
+  int wal_frames() const { return wal_frames_.load(std::memory_order_relaxed); }
+
+ private:
+  explicit Checkpointer(sqlite::DbHandle db) : db_(std::move(db)) {}
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      wake_.wait(lock, [this] { return due_ || stopping_; });
+      if (stopping_) return;
+      due_ = false;
+      lock.unlock();
+      // PASSIVE: copies what no reader still needs, never waits for the
+      // writer; the writer starts the WAL over once all of it is copied.
+      const int rc = sqlite3_wal_checkpoint_v2(
+          db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+        spdlog::warn("WAL checkpoint failed: {}", sqlite3_errmsg(db_.get()));
+      }
+      lock.lock();
+    }
+  }
+
+  sqlite::DbHandle db_;
+  std::atomic<int> wal_frames_{0};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool due_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
 };
 
 namespace {
@@ -155,6 +239,15 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
 
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), options));
   KQ_RETURN_IF_ERROR(store->Init());
+  // An in-memory database has no WAL to checkpoint (nor can a second
+  // connection reach it).
+  if (path != ":memory:" && !absl::StrContains(path, "mode=memory")) {
+    KQ_ASSIGN_OR_RETURN(store->checkpointer_,
+                        Checkpointer::Start(path, options.busy_timeout));
+    // Replaces SQLite's automatic checkpoint in the committing thread.
+    sqlite3_wal_hook(store->db_.get(), &Checkpointer::OnCommit,
+                     store->checkpointer_.get());
+  }
   return store;
 }
 
@@ -163,7 +256,12 @@ SqliteStore::SqliteStore(sqlite::DbHandle db, const SqliteOptions& options)
       options_(options),
       statements_(std::make_unique<Statements>()) {}
 
-SqliteStore::~SqliteStore() = default;
+SqliteStore::~SqliteStore() {
+  if (checkpointer_ != nullptr) {
+    sqlite3_wal_hook(db_.get(), nullptr, nullptr);
+    checkpointer_.reset();
+  }
+}
 
 absl::Status SqliteStore::Init() {
   sqlite3* db = db_.get();
@@ -334,6 +432,12 @@ absl::Status SqliteStore::Commit(const WriteBatch& batch) {
   KQ_RETURN_IF_ERROR(txn.Commit());
   revision_ = batch.revision;
   event_count_ = event_count - pruned;
+  if (checkpointer_ != nullptr &&
+      checkpointer_->wal_frames() >= kMaxWalFrames) {
+    // Best effort, as SQLite's automatic checkpoint: the batch is committed.
+    sqlite3_wal_checkpoint_v2(db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                              nullptr, nullptr);
+  }
   return absl::OkStatus();
 }
 

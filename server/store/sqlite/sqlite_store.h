@@ -95,6 +95,11 @@ class SqliteStore final : public Store {
   // mirrored from the database and updated only after a commit succeeds.
   int64_t revision_ = 0;
   int64_t event_count_ = 0;
+  // Copies committed WAL frames back into the database file on a thread and
+  // connection of its own (file databases only), so that a commit does not
+  // pay for SQLite's automatic checkpoint. Destroyed before db_.
+  class Checkpointer;
+  std::unique_ptr<Checkpointer> checkpointer_;
 };
 
 }  // namespace kq::store
