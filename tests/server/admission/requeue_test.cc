@@ -54,6 +54,17 @@ class RequeueTest : public ::testing::Test {
                                             "uid-" + name, kStart + after);
     return KeyOf(wl);
   }
+  // a1 and b1 (2 CPUs each) fill the cohort; big, which needs all of it,
+  // is parked behind them.
+  void FillTheCohort() {
+    a1_ = Submit("a1", "la", "2", absl::Seconds(1));
+    b1_ = Submit("b1", "lb", "2", absl::Seconds(2));
+    big_ = Submit("big", "la", "4", absl::Seconds(3));
+    state_.RunPasses(kStart);
+    ASSERT_TRUE(Admitted(a1_));
+    ASSERT_TRUE(Admitted(b1_));
+    ASSERT_FALSE(Admitted(big_));
+  }
   bool Admitted(const NamespacedName& key) {
     const Workload* wl = state_.FindWorkload(key);
     return wl != nullptr && HoldsQuota(*wl);
@@ -63,40 +74,29 @@ class RequeueTest : public ::testing::Test {
   }
 
   AdmissionState state_;
+  NamespacedName a1_, b1_, big_;
 };
 
 TEST_F(RequeueTest, EveryFinishAfterAPassMovesTheParkedBack) {
-  const NamespacedName a1 = Submit("a1", "la", "2", absl::Seconds(1));
-  const NamespacedName b1 = Submit("b1", "lb", "2", absl::Seconds(2));
-  // Needs the whole cohort.
-  const NamespacedName big = Submit("big", "la", "4", absl::Seconds(3));
-  state_.RunPasses(kStart);
-  ASSERT_TRUE(Admitted(a1));
-  ASSERT_TRUE(Admitted(b1));
-  ASSERT_FALSE(Admitted(big));
-
+  FillTheCohort();
   // Half the cohort is free: big comes back, does not fit, is parked again.
-  Finish(a1);
+  Finish(a1_);
   state_.RunPasses(kStart);
-  EXPECT_FALSE(Admitted(big));
+  EXPECT_FALSE(Admitted(big_));
   // The rest is freed: big must come back once more, and fits.
-  Finish(b1);
+  Finish(b1_);
   state_.RunPasses(kStart);
-  EXPECT_TRUE(Admitted(big));
+  EXPECT_TRUE(Admitted(big_));
 }
 
 TEST_F(RequeueTest, FinishesBetweenTwoPassesBothCount) {
-  const NamespacedName a1 = Submit("a1", "la", "2", absl::Seconds(1));
-  const NamespacedName b1 = Submit("b1", "lb", "2", absl::Seconds(2));
-  const NamespacedName big = Submit("big", "la", "4", absl::Seconds(3));
-  state_.RunPasses(kStart);
-  ASSERT_FALSE(Admitted(big));
+  FillTheCohort();
   // Two finishes in one tree before the next pass: the second moves nothing
   // new, and the pass sees all the quota both freed.
-  Finish(a1);
-  Finish(b1);
+  Finish(a1_);
+  Finish(b1_);
   state_.RunPasses(kStart);
-  EXPECT_TRUE(Admitted(big));
+  EXPECT_TRUE(Admitted(big_));
 }
 
 }  // namespace
