@@ -762,6 +762,7 @@ void AdmissionState::ReserveQuota(Workload& wl, Admission admission,
       Condition{kConditionQuotaReserved, "True", "QuotaReserved",
                 absl::StrCat("Quota reserved in ClusterQueue ", cq_name), now});
   holders_.Add(&wl);
+  ++reservations_;
   ResetActiveCondition(wl, kConditionEvicted, "QuotaReserved", now);
   ResetActiveCondition(wl, "Preempted", "QuotaReserved", now);
   // The checks that apply to the assigned flavors start Pending.

@@ -335,6 +335,8 @@ class AdmissionState {
   Changes TakeChanges();
   // What changed since the last TakeChanges(), without forgetting it.
   const Changes& pending_changes() const { return changes_; }
+  // Quota reservations made since this state was created (a counter).
+  int64_t reservations() const { return reservations_; }
   // Sets the revision of a changed object or workload still in memory.
   void StampRevision(const ObjectKey& key, int64_t revision);
   void StampRevision(const NamespacedName& key, int64_t revision);
@@ -437,6 +439,7 @@ class AdmissionState {
   Changes changes_;
   bool config_changed_ = false;
   bool needs_scheduling_ = false;
+  int64_t reservations_ = 0;
 };
 
 }  // namespace kq::admission

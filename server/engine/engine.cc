@@ -161,12 +161,14 @@ void Engine::RunBatch(std::deque<Command>& commands) {
   }
   if (state_.needs_scheduling()) {
     const absl::Time start = clock_.TimeNow();
-    state_.RunPasses(batch_now_, {.out_of_time = [this, start] {
+    const int64_t reservations = state_.reservations();
+    state_.RunPasses(batch_now_, {.out_of_time = [this, start, reservations] {
                        const absl::Duration spent = clock_.TimeNow() - start;
                        if (spent > options_.pass_budget) return true;
                        if (spent <= options_.pass_budget_when_busy) {
                          return false;
                        }
+                       if (state_.reservations() != reservations) return true;
                        absl::MutexLock lock(&mu_);
                        return !commands_.empty();
                      }});

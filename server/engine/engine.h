@@ -46,8 +46,9 @@ struct EngineOptions {
   // Scheduling passes stop after this long in one batch; the rest runs in
   // the next batch.
   absl::Duration pass_budget = absl::Milliseconds(20);
-  // ... or after this long when commands are waiting: their replies wait
-  // for the batch after this one's commit.
+  // ... or after this long when commands are waiting (their replies wait
+  // for the batch after this one's commit) or when a pass of this batch
+  // reserved quota (its runner learns of it only after the commit).
   absl::Duration pass_budget_when_busy = absl::Milliseconds(2);
   // Watch events kept in memory.
   size_t event_log_capacity = 100000;

@@ -428,6 +428,62 @@ TEST_F(EngineTest, FailedCommitIsNotAcknowledgedAndStateRolledBack) {
   EXPECT_EQ(StateOf(b.workload), WorkloadState::kAdmitted);
 }
 
+// A clock that moves 1 ms each time it is read, so that scheduling passes
+// appear to take time.
+class TickingClock : public Clock {
+ public:
+  absl::Time TimeNow() override {
+    absl::MutexLock lock(&mu_);
+    now_ += absl::Milliseconds(1);
+    return now_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_) =
+      absl::FromUnixSeconds(FakeClock::kStartSeconds);
+};
+
+// Once a pass of a batch reserved quota and the batch's passes ran past
+// pass_budget_when_busy, the batch commits and answers; the remaining passes
+// run in the next batch. With one ClusterQueue, each pass admits one head.
+TEST(EngineBatchTest, AdmissionsAreCommittedSoonAfterThePassThatMadeThem) {
+  store::MemoryStore store;
+  TickingClock clock;
+  Engine engine(store, clock);
+  ASSERT_OK(engine.Start());
+  std::vector<Workload> workloads;
+  for (int i = 0; i < 4; ++i) {
+    workloads.push_back(WorkloadBuilder(absl::StrCat("w", i))
+                            .Namespace("ns")
+                            .Queue("lq")
+                            .Request("cpu", "1")
+                            .Build());
+  }
+  ASSERT_OK(engine
+                .Apply({ResourceFlavorBuilder("default").Build(),
+                        ClusterQueueBuilder("cq")
+                            .NamespaceSelectorAll()
+                            .ResourceGroup({"cpu"})
+                            .Flavor("default")
+                            .Quota("cpu", "8")
+                            .Build(),
+                        LocalQueueBuilder("ns", "lq", "cq").Build()},
+                       workloads)
+                .status());
+  // Every workload is admitted, the first ones by the batch that submitted
+  // them and the last by a later one (a later revision).
+  std::vector<int64_t> revisions;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_OK_AND_ASSIGN(WorkloadView view,
+                         engine.GetWorkload({"ns", absl::StrCat("w", i)}));
+    EXPECT_EQ(StateOf(view.workload), WorkloadState::kAdmitted) << i;
+    revisions.push_back(view.workload.meta.revision);
+  }
+  EXPECT_LT(revisions.front(), revisions.back());
+  engine.Stop();
+}
+
 TEST_F(EngineTest, EventsCarryRevisions) {
   int64_t start = engine_->event_log().revision();
   ApplySeed();
