@@ -213,9 +213,7 @@ int32_t Manager::PendingInadmissible(const std::string& cluster_queue) const {
 }
 
 std::vector<NamespacedName> Manager::WorkloadsOf(
-    std::vector<const Entry*> entries) {
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry* a, const Entry* b) { return a->key < b->key; });
+    const std::vector<const Entry*>& entries) {
   std::vector<NamespacedName> out;
   out.reserve(entries.size());
   for (const Entry* e : entries) out.push_back(e->key.workload);
@@ -229,15 +227,19 @@ std::vector<NamespacedName> Manager::ActiveWorkloads(
   std::vector<const Entry*> entries;
   entries.reserve(it->second.active.size());
   for (const Slot& slot : it->second.active) entries.push_back(slot.entry);
-  return WorkloadsOf(std::move(entries));
+  return WorkloadsOf(entries);
 }
 
 std::vector<NamespacedName> Manager::InadmissibleWorkloads(
     const std::string& cluster_queue) const {
   auto it = queues_.find(cluster_queue);
   if (it == queues_.end()) return {};
-  return WorkloadsOf(
-      {it->second.inadmissible.begin(), it->second.inadmissible.end()});
+  // Parked in no order.
+  std::vector<const Entry*> entries(it->second.inadmissible.begin(),
+                                    it->second.inadmissible.end());
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry* a, const Entry* b) { return a->key < b->key; });
+  return WorkloadsOf(entries);
 }
 
 std::optional<int64_t> Manager::PositionOf(

@@ -212,9 +212,9 @@ class Manager {
   static bool IsImmediate(QueueingStrategy strategy, RequeueReason reason);
   // The entry of a workload some queue holds (not popped), or null.
   const Entry* Held(const NamespacedName& workload) const;
-  // The workloads of `entries`, in queue order.
+  // The workloads of `entries` (in queue order), in that order.
   static std::vector<NamespacedName> WorkloadsOf(
-      std::vector<const Entry*> entries);
+      const std::vector<const Entry*>& entries);
   // Forgets the heads popped by the last PopHeads and never requeued.
   void DropPopped();
 

@@ -60,6 +60,29 @@ int64_t GenerationOf(const SchedulingContext& context,
   return it == context.cluster_queue_generations->end() ? 0 : it->second;
 }
 
+// A head's entry for `nomination`. Its bookmark is what the assignment
+// would stamp now: the flavor indices only while some scan is in progress
+// (a bookmark whose scans all finished resumes nothing), this pass's
+// generation and cycle.
+Entry EntryOf(const Head& head, cache::ClusterQueueSnapshot* cq,
+              const NominationMemo::Nomination& nomination,
+              std::vector<PreemptionTarget> targets,
+              const SchedulingContext& context) {
+  LastAssignment last_state;
+  if (nomination.pending_flavors) {
+    last_state.last_tried_flavor_idx =
+        nomination.assignment->last_state.last_tried_flavor_idx;
+  }
+  last_state.cluster_queue_generation = GenerationOf(context, cq->name());
+  last_state.scheduling_cycle = context.scheduling_cycle;
+  return Entry{&head,
+               cq,
+               nomination.assignment,
+               nomination.mode,
+               std::move(last_state),
+               std::move(targets)};
+}
+
 // The equivalence key of a head for NominationMemo: everything the flavor
 // assigner and the preemption searches read of the workload. The pod
 // template is not read (its requests are in `requests`); the queue-order
@@ -134,17 +157,22 @@ void BuildNominationKey(const Workload& wl,
 
 }  // namespace
 
-void NominationMemo::Insert(absl::string_view key, uint64_t tree_generation,
-                            std::shared_ptr<const Assignment> assignment) {
-  // Stale entries are only overwritten; queue-order times in keys make
-  // them many on a busy server, so the memo starts over at a bound.
-  if (nominations_.size() >= kMaxEntries) nominations_.clear();
+NominationMemo::Nomination NominationMemo::Nomination::Of(
+    std::shared_ptr<const Assignment> assignment) {
   Nomination nomination;
   nomination.mode = assignment->RepresentativeMode();
   nomination.pending_flavors = assignment->last_state.PendingFlavors();
   nomination.assignment = std::move(assignment);
-  nominations_.insert_or_assign(
-      std::string(key), std::make_pair(tree_generation, std::move(nomination)));
+  return nomination;
+}
+
+void NominationMemo::Insert(absl::string_view key, uint64_t tree_generation,
+                            const Nomination& nomination) {
+  // Stale entries are only overwritten; queue-order times in keys make
+  // them many on a busy server, so the memo starts over at a bound.
+  if (nominations_.size() >= kMaxEntries) nominations_.clear();
+  nominations_.insert_or_assign(std::string(key),
+                                std::make_pair(tree_generation, nomination));
 }
 
 namespace {
@@ -349,43 +377,19 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
         BuildNominationKey(wl, *cq, memo->key_buffer());
         if (const NominationMemo::Nomination* memoised =
                 memo->Find(memo->key_buffer(), cq->tree_generation())) {
-          // What a fresh assignment would stamp on its bookmark.
-          LastAssignment last_state;
-          if (memoised->pending_flavors) {
-            last_state.last_tried_flavor_idx =
-                memoised->assignment->last_state.last_tried_flavor_idx;
-          }
-          last_state.cluster_queue_generation =
-              GenerationOf(context, cq->name());
-          last_state.scheduling_cycle = context.scheduling_cycle;
-          entries.push_back(Entry{&head,
-                                  cq,
-                                  memoised->assignment,
-                                  memoised->mode,
-                                  std::move(last_state),
-                                  {}});
+          entries.push_back(EntryOf(head, cq, *memoised, {}, context));
           continue;
         }
       }
       Nomination nomination = InitialAssignment(wl, *cq, context, oracle, last);
-      LastAssignment last_state;
-      if (nomination.assignment.last_state.PendingFlavors()) {
-        last_state = nomination.assignment.last_state;
-      } else {
-        last_state.cluster_queue_generation =
-            nomination.assignment.last_state.cluster_queue_generation;
-        last_state.scheduling_cycle =
-            nomination.assignment.last_state.scheduling_cycle;
-      }
-      auto nominated =
-          std::make_shared<const Assignment>(std::move(nomination.assignment));
+      const NominationMemo::Nomination nominated =
+          NominationMemo::Nomination::Of(std::make_shared<const Assignment>(
+              std::move(nomination.assignment)));
       if (memoisable && nomination.targets.empty()) {
         memo->Insert(memo->key_buffer(), cq->tree_generation(), nominated);
       }
-      const AssignmentMode mode = nominated->RepresentativeMode();
-      entries.push_back(Entry{&head, cq, std::move(nominated), mode,
-                              std::move(last_state),
-                              std::move(nomination.targets)});
+      entries.push_back(
+          EntryOf(head, cq, nominated, std::move(nomination.targets), context));
       continue;
     }
     if (head.last_assignment != nullptr) {

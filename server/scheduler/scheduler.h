@@ -95,7 +95,11 @@ class NominationMemo {
  public:
   // A memoised nomination with what the pass reads of it for every head.
   struct Nomination {
+    // Computes mode and pending_flavors from `assignment`.
+    static Nomination Of(std::shared_ptr<const Assignment> assignment);
+
     std::shared_ptr<const Assignment> assignment;
+    // assignment->RepresentativeMode().
     AssignmentMode mode = AssignmentMode::kNoFit;
     // assignment->last_state.PendingFlavors().
     bool pending_flavors = false;
@@ -112,7 +116,7 @@ class NominationMemo {
     return &it->second.second;
   }
   void Insert(absl::string_view key, uint64_t tree_generation,
-              std::shared_ptr<const Assignment> assignment);
+              const Nomination& nomination);
   // Declares a tree at `to` identical to the one at `from`: what was
   // computed over one is valid for the other (a test's twin Cache).
   void Rebase(uint64_t from, uint64_t to) {
