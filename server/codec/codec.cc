@@ -633,6 +633,17 @@ void ResourceListToProto(const ResourceList& list,
 // cover (a non-finite number, a Value without a kind), which takes the slow
 // path. Numbers are written as protobuf writes them (SimpleDtoa) and read
 // back as nlohmann reads them, so "1" stays an integer.
+bool ValueToJson(const google::protobuf::Value& value, nlohmann::json& out);
+
+// A Struct's fields as a JSON object, as ValueToJson.
+bool StructToJson(const google::protobuf::Struct& fields, nlohmann::json& out) {
+  out = nlohmann::json::object();
+  for (const auto& [key, field] : fields.fields()) {
+    if (!ValueToJson(field, out[key])) return false;
+  }
+  return true;
+}
+
 bool ValueToJson(const google::protobuf::Value& value, nlohmann::json& out) {
   switch (value.kind_case()) {
     case google::protobuf::Value::kNullValue:
@@ -651,13 +662,8 @@ bool ValueToJson(const google::protobuf::Value& value, nlohmann::json& out) {
           /*allow_exceptions=*/false);
       return !out.is_discarded();
     }
-    case google::protobuf::Value::kStructValue: {
-      out = nlohmann::json::object();
-      for (const auto& [key, field] : value.struct_value().fields()) {
-        if (!ValueToJson(field, out[key])) return false;
-      }
-      return true;
-    }
+    case google::protobuf::Value::kStructValue:
+      return StructToJson(value.struct_value(), out);
     case google::protobuf::Value::kListValue: {
       out = nlohmann::json::array();
       for (const google::protobuf::Value& item : value.list_value().values()) {
@@ -673,6 +679,16 @@ bool ValueToJson(const google::protobuf::Value& value, nlohmann::json& out) {
 
 // The reverse: nlohmann::json into a protobuf Value, as protobuf's JSON
 // parser fills one (every number a double).
+void JsonToValue(const nlohmann::json& json, google::protobuf::Value* value);
+
+// A JSON object's members as a Struct's fields, as JsonToValue.
+void JsonToStruct(const nlohmann::json& json, google::protobuf::Struct* out) {
+  auto* fields = out->mutable_fields();
+  for (const auto& [key, item] : json.items()) {
+    JsonToValue(item, &(*fields)[key]);
+  }
+}
+
 void JsonToValue(const nlohmann::json& json, google::protobuf::Value* value) {
   switch (json.type()) {
     case nlohmann::json::value_t::null:
@@ -695,13 +711,9 @@ void JsonToValue(const nlohmann::json& json, google::protobuf::Value* value) {
     case nlohmann::json::value_t::number_float:
       value->set_number_value(json.get<double>());
       return;
-    case nlohmann::json::value_t::object: {
-      auto* fields = value->mutable_struct_value()->mutable_fields();
-      for (const auto& [key, item] : json.items()) {
-        JsonToValue(item, &(*fields)[key]);
-      }
+    case nlohmann::json::value_t::object:
+      JsonToStruct(json, value->mutable_struct_value());
       return;
-    }
     case nlohmann::json::value_t::array: {
       auto* list = value->mutable_list_value();
       for (const nlohmann::json& item : json) {
@@ -727,15 +739,8 @@ absl::StatusOr<std::string> CanonicalJson(
   try {
     // Fast path: the Struct straight into nlohmann::json (protobuf's JSON
     // writer and a parse of its output cost most of a submission's CPU).
-    nlohmann::json direct = nlohmann::json::object();
-    bool covered = true;
-    for (const auto& [key, field] : template_struct.fields()) {
-      if (!ValueToJson(field, direct[key])) {
-        covered = false;
-        break;
-      }
-    }
-    if (covered) {
+    nlohmann::json direct;
+    if (StructToJson(template_struct, direct)) {
       return direct.dump(-1, ' ', /*ensure_ascii=*/false,
                          nlohmann::json::error_handler_t::replace);
     }
@@ -766,10 +771,7 @@ bool StructFromJson(const std::string& json, google::protobuf::Struct* out) {
     nlohmann::json parsed =
         nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
     if (!parsed.is_object()) return false;
-    auto* fields = out->mutable_fields();
-    for (const auto& [key, item] : parsed.items()) {
-      JsonToValue(item, &(*fields)[key]);
-    }
+    JsonToStruct(parsed, out);
     return true;
   } catch (const nlohmann::json::exception&) {
     out->Clear();

@@ -48,6 +48,13 @@ struct SqliteStore::Statements {
 
 namespace {
 
+// How long a connection waits for another one's lock (sqlite3 takes whole
+// milliseconds in an int).
+void SetBusyTimeout(sqlite3* db, absl::Duration timeout) {
+  sqlite3_busy_timeout(db, static_cast<int>(absl::ToInt64Milliseconds(
+                               std::min(timeout, absl::Hours(24)))));
+}
+
 // SQLite's own automatic checkpoint threshold (PRAGMA wal_autocheckpoint).
 constexpr int kCheckpointFrames = 1000;
 // Beyond this many WAL frames (~40 MiB) a commit checkpoints itself: the
@@ -61,9 +68,7 @@ class SqliteStore::Checkpointer {
   static absl::StatusOr<std::unique_ptr<Checkpointer>> Start(
       const std::string& path, absl::Duration busy_timeout) {
     KQ_ASSIGN_OR_RETURN(sqlite::DbHandle db, sqlite::OpenDatabase(path));
-    sqlite3_busy_timeout(db.get(),
-                         static_cast<int>(absl::ToInt64Milliseconds(
-                             std::min(busy_timeout, absl::Hours(24)))));
+    SetBusyTimeout(db.get(), busy_timeout);
     std::unique_ptr<Checkpointer> checkpointer(new Checkpointer(std::move(db)));
     checkpointer->thread_ =
         std::thread([c = checkpointer.get()] { c->Loop(); });
@@ -209,9 +214,7 @@ absl::StatusOr<int64_t> ReadInt(sqlite3* db, sqlite3_stmt* stmt,
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     const std::string& path, const SqliteOptions& options) {
   KQ_ASSIGN_OR_RETURN(sqlite::DbHandle db, sqlite::OpenDatabase(path));
-  sqlite3_busy_timeout(db.get(),
-                       static_cast<int>(absl::ToInt64Milliseconds(
-                           std::min(options.busy_timeout, absl::Hours(24)))));
+  SetBusyTimeout(db.get(), options.busy_timeout);
 
   // journal_mode answers with the mode in force: "wal", or "memory" for an
   // in-memory database, which has no journal file to switch.
