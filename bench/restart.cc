@@ -133,6 +133,11 @@ absl::StatusOr<Filled> Fill(const std::string& path,
       filled.bytes += proto.ByteSizeLong();
       absl::StatusOr<Workload> wl = codec::FromProto(proto);
       if (!wl.ok()) return wl.status();
+      // As kqd writes them: the templates apart from the rows.
+      std::vector<store::PodTemplate> templates =
+          store::DetachPodTemplates(*wl);
+      std::move(templates.begin(), templates.end(),
+                std::back_inserter(batch.added_templates));
       batch.upserted_workloads.push_back(*std::move(wl));
     }
     filled.rows += batch.upserted_workloads.size();

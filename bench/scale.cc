@@ -39,6 +39,17 @@ v1::Workload MixWorkload(int64_t i, int cluster_queues) {
   return MakeWorkload(shape);
 }
 
+// A workload as kqd's state holds it: converted, its template detached
+// (kqd writes it to disk; this in-process benchmark has no store).
+absl::StatusOr<Workload> HeldWorkload(int64_t i, int cluster_queues) {
+  absl::StatusOr<Workload> wl =
+      codec::FromProto(MixWorkload(i, cluster_queues));
+  if (!wl.ok()) return wl;
+  wl->meta.uid = absl::StrCat("uid-", i);
+  store::DetachPodTemplates(*wl);
+  return wl;
+}
+
 absl::Status LoadQueues(admission::AdmissionState& state, int cluster_queues,
                         int cohorts, absl::Time now) {
   std::vector<v1::ConfigObject> protos = {MakeFlavor("default")};
@@ -189,10 +200,10 @@ class Churner {
     // As many new as finished: the number of workloads stays the same, so
     // the pending count holds steady over the churn.
     for (int i = 0; i < finished; ++i) {
-      absl::StatusOr<Workload> wl =
-          codec::FromProto(MixWorkload(next_, cluster_queues_));
+      absl::StatusOr<Workload> wl = HeldWorkload(next_, cluster_queues_);
       if (!wl.ok()) return wl.status();
-      state_.AddWorkload(*std::move(wl), absl::StrCat("uid-", next_), now);
+      const std::string uid = wl->meta.uid;
+      state_.AddWorkload(*std::move(wl), uid, now);
       ++next_;
     }
     result.churn_us += absl::ToDoubleMicroseconds(absl::Now() - t);
@@ -304,11 +315,10 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
   const int64_t rss_before = RssBytes();
   absl::Time t = absl::Now();
   for (int64_t i = 0; i < options.pending; ++i) {
-    absl::StatusOr<Workload> wl =
-        codec::FromProto(MixWorkload(i, options.cluster_queues));
+    absl::StatusOr<Workload> wl = HeldWorkload(i, options.cluster_queues);
     if (!wl.ok()) return wl.status();
-    state.AddWorkload(*std::move(wl), absl::StrCat("uid-", i),
-                      start + absl::Microseconds(i));
+    const std::string uid = wl->meta.uid;
+    state.AddWorkload(*std::move(wl), uid, start + absl::Microseconds(i));
   }
   const double add_seconds = absl::ToDoubleSeconds(absl::Now() - t);
   state.TakeChanges();

@@ -858,7 +858,8 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
     const NamespacedName& key, const std::string& check,
     const std::string& state, const std::string& message,
     std::optional<int32_t> requeue_after_seconds, absl::Time now,
-    const std::vector<PodSetUpdate>& pod_set_updates) {
+    const std::vector<PodSetUpdate>& pod_set_updates,
+    const Workload* with_templates) {
   if (state != "Pending" && state != "Ready" && state != "Retry" &&
       state != "Rejected") {
     return absl::InvalidArgumentError(
@@ -898,7 +899,9 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
         "stays Ready"));
   }
   if (valid.ok()) {
-    valid = CheckPodSetUpdateConflicts(wl, index, pod_set_updates, flavors_);
+    valid = CheckPodSetUpdateConflicts(
+        with_templates != nullptr ? *with_templates : wl, index,
+        pod_set_updates, flavors_);
   }
   if (!valid.ok()) return About(Describe(key), valid);
   // Kueue's SetAdmissionCheckState: the transition time moves only with

@@ -232,7 +232,9 @@ class AdmissionState {
   // resets the check to Pending without them). They must pass Kueue's
   // workload webhook (ValidatePodSetUpdates), may not change while the check
   // stays Ready (validateImmutablePodSetUpdates) and may not conflict with
-  // what the job's pods get anyway (CheckPodSetUpdateConflicts).
+  // what the job's pods get anyway (CheckPodSetUpdateConflicts), which reads
+  // the pod templates: of `with_templates` when given (the workload with
+  // the text of its templates kept on disk), else of the workload here.
   // Returns the workload as changed. NotFound when the workload is not among
   // workloads() or has no such check in status.admissionChecks;
   // InvalidArgument for an unknown state, a negative requeue delay or
@@ -243,7 +245,8 @@ class AdmissionState {
       const NamespacedName& key, const std::string& check,
       const std::string& state, const std::string& message,
       std::optional<int32_t> requeue_after_seconds, absl::Time now,
-      const std::vector<PodSetUpdate>& pod_set_updates = {});
+      const std::vector<PodSetUpdate>& pod_set_updates = {},
+      const Workload* with_templates = nullptr);
   // The earliest time something is due without a command: the end of an
   // admission check backoff, an evicting workload's stop deadline or its
   // runner's lease expiry. Nullopt when nothing waits; a caller with a

@@ -799,6 +799,7 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto) {
     }
     ps.required_node_affinity.push_back(std::move(t));
   }
+  ps.template_on_disk = proto.template_on_disk();
   if (!proto.template_json().empty()) {
     ps.template_json = proto.template_json();
   } else if (proto.has_template_()) {
@@ -826,7 +827,13 @@ void PodSetToProto(const PodSet& ps, bool stored, v1::PodSet* proto) {
     }
   }
   if (stored) {
-    proto->set_template_json(ps.template_json);
+    // A template kept on disk is never written into its workload's row,
+    // even while the engine has its text attached.
+    if (ps.template_on_disk) {
+      proto->set_template_on_disk(true);
+    } else {
+      proto->set_template_json(ps.template_json);
+    }
   } else if (!ps.template_json.empty()) {
     // template_json only ever comes from FromProto (which wrote it from a
     // Struct) or from tests, so it parses; if it does not, the template is
@@ -979,11 +986,19 @@ v1::ConfigObject ToProto(const ConfigObject& object) {
 
 absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto) {
   for (int i = 0; i < proto.spec().pod_sets_size(); ++i) {
-    if (!proto.spec().pod_sets(i).template_json().empty()) {
+    const v1::PodSet& ps = proto.spec().pod_sets(i);
+    if (!ps.template_json().empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "spec.podSets[", i,
           "].templateJson: set only by kqd's store; send the pod template in "
           "spec.podSets[",
+          i, "].template"));
+    }
+    if (ps.template_on_disk()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.podSets[", i,
+          "].templateOnDisk: set only by kqd's store; send the pod template "
+          "in spec.podSets[",
           i, "].template"));
     }
   }

@@ -25,12 +25,14 @@ v1::ConfigObject ToProto(const ConfigObject& object);
 // Converts a proto workload, spec and status. InvalidArgument as above.
 absl::StatusOr<Workload> FromProto(const v1::Workload& proto);
 // FromProto for a workload a client sent: INVALID_ARGUMENT when a pod set
-// carries the store's template_json.
+// carries the store's template_json or template_on_disk.
 absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto);
 v1::Workload ToProto(const Workload& workload);
 // As ToProto, with each pod template as JSON text (PodSet.template_json)
 // instead of a Struct: what the store writes, so that no template is
-// converted on the way to disk or back (FromProto reads either form).
+// converted on the way to disk or back (FromProto reads either form). A
+// template kept on disk (PodSet::template_on_disk) is written as that mark
+// alone, never as text.
 v1::Workload ToStoredProto(const Workload& workload);
 
 // Converts one podSetUpdates entry (as a check's controller reports it).

@@ -290,6 +290,10 @@ struct PodSet {
   std::vector<NodeSelectorTerm> required_node_affinity;
   // The pod template as JSON text; opaque to admission.
   std::string template_json;
+  // The text is kept on disk apart from the workload (store::PodTemplate),
+  // not in memory: kqd's state leaves template_json empty, and the engine
+  // reads the text back for every workload it answers with or publishes.
+  bool template_on_disk = false;
   friend bool operator==(const PodSet&, const PodSet&) = default;
 };
 

@@ -198,10 +198,15 @@ void Engine::RunBatch(std::deque<Command>& commands) {
 
 absl::Status Engine::CommitBatch() {
   admission::Changes changes = state_.TakeChanges();
+  store::WriteBatch batch;
+  for (auto& [uid, templates] : batch_templates_) {
+    std::move(templates.begin(), templates.end(),
+              std::back_inserter(batch.added_templates));
+  }
+  batch_templates_.clear();
   if (changes.empty()) {
     return absl::OkStatus();
   }
-  store::WriteBatch batch;
   batch.revision = revision_ + 1;
   for (const auto& [key, change] : changes.objects) {
     if (change == admission::Change::kDeleted) {
@@ -238,7 +243,16 @@ absl::Status Engine::CommitBatch() {
   finished_in_batch_ = std::move(changes.finished_workloads);
   KQ_RETURN_IF_ERROR(store_.Commit(batch));
   revision_ = batch.revision;
-  // The store has its copy; the events move on to the watchers.
+  // The store has its copy; the events move on to the watchers, with the
+  // templates the state does not hold.
+  for (store::Event& event : batch.events) {
+    if (auto* wl = std::get_if<Workload>(&event.object)) {
+      if (absl::Status s = store_.AttachPodTemplates(*wl); !s.ok()) {
+        spdlog::error("watch event of revision {}: {}", revision_,
+                      s.ToString());
+      }
+    }
+  }
   event_log_.Append(revision_, std::move(batch.events));
   return absl::OkStatus();
 }
@@ -291,11 +305,26 @@ void Engine::NameIfGenerated(Workload& wl) {
 
 absl::StatusOr<std::optional<Workload>> Engine::LookupWorkload(
     const NamespacedName& key) {
-  if (const Workload* wl = state_.FindWorkload(key)) return *wl;
-  auto finished = finished_in_batch_.find(key);
-  if (finished != finished_in_batch_.end()) return finished->second;
-  if (const Workload* wl = state_.FindRecentlyFinished(key)) return *wl;
-  return store_.GetWorkload(key);
+  const Workload* in_memory = state_.FindWorkload(key);
+  if (in_memory == nullptr) {
+    auto finished = finished_in_batch_.find(key);
+    if (finished != finished_in_batch_.end()) in_memory = &finished->second;
+  }
+  if (in_memory == nullptr) in_memory = state_.FindRecentlyFinished(key);
+  if (in_memory == nullptr) return store_.GetWorkload(key);
+  Workload wl = *in_memory;
+  KQ_RETURN_IF_ERROR(AttachPodTemplates(wl));
+  return wl;
+}
+
+absl::Status Engine::AttachPodTemplates(Workload& wl) {
+  if (!store::NeedsPodTemplates(wl)) return absl::OkStatus();
+  // A workload created by the batch being built: not in the store yet.
+  auto pending = batch_templates_.find(wl.meta.uid);
+  if (pending != batch_templates_.end()) {
+    return store::FillPodTemplates(wl, pending->second);
+  }
+  return store_.AttachPodTemplates(wl);
 }
 
 absl::StatusOr<ApplyResult> Engine::DoSubmit(Workload wl, bool from_apply) {
@@ -308,11 +337,21 @@ absl::StatusOr<ApplyResult> Engine::DoSubmit(Workload wl, bool from_apply) {
     }
     return ApplyResult{"unchanged", *existing, {}};
   }
+  // The templates go to disk with this batch; the state holds none.
+  wl.meta.uid = NewUid();
+  std::vector<store::PodTemplate> templates = store::DetachPodTemplates(wl);
   // Workloads submitted in one batch keep their arrival order: each gets
   // its own creation instant, so FIFO ties never fall to random UIDs.
+  const std::string uid = wl.meta.uid;
   const Workload& added = state_.AddWorkload(
-      std::move(wl), NewUid(), batch_now_ + absl::Nanoseconds(submitted_++));
-  return ApplyResult{"created", added, {}};
+      std::move(wl), uid, batch_now_ + absl::Nanoseconds(submitted_++));
+  ApplyResult result{"created", added, {}};
+  if (!templates.empty()) {
+    KQ_RETURN_IF_ERROR(
+        store::FillPodTemplates(std::get<Workload>(result.object), templates));
+    batch_templates_[uid] = std::move(templates);
+  }
+  return result;
 }
 
 absl::StatusOr<std::vector<ApplyResult>> Engine::DoApply(
@@ -476,7 +515,9 @@ absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
           it->first.first != filter.namespace_name) {
         break;
       }
-      if (keep(it->second)) listed.items.push_back(it->second);
+      if (!keep(it->second)) continue;
+      listed.items.push_back(it->second);
+      KQ_RETURN_IF_ERROR(AttachPodTemplates(listed.items.back()));
     }
     if (filter.include_finished) {
       KQ_ASSIGN_OR_RETURN(std::vector<Workload> finished,
@@ -585,10 +626,18 @@ absl::StatusOr<Workload> Engine::SetAdmissionCheckState(
       [this, key, check, state, message, requeue_after_seconds,
        pod_set_updates = std::move(pod_set_updates)]() -> absl::Status {
         KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+        // The updates are checked against the templates' labels.
+        std::optional<Workload> with_templates;
+        const Workload* wl = state_.FindWorkload(key);
+        if (!pod_set_updates.empty() && store::NeedsPodTemplates(*wl)) {
+          with_templates = *wl;
+          KQ_RETURN_IF_ERROR(AttachPodTemplates(*with_templates));
+        }
         return state_
-            .SetAdmissionCheckState(key, check, state, message,
-                                    requeue_after_seconds, batch_now_,
-                                    pod_set_updates)
+            .SetAdmissionCheckState(
+                key, check, state, message, requeue_after_seconds, batch_now_,
+                pod_set_updates,
+                with_templates.has_value() ? &*with_templates : nullptr)
             .status();
       });
 }
@@ -686,6 +735,7 @@ absl::StatusOr<ExplainResult> Engine::Explain(const NamespacedName& key) {
     ExplainResult result;
     KQ_ASSIGN_OR_RETURN(result.explanation,
                         admission::Explain(state_, key, now));
+    KQ_RETURN_IF_ERROR(AttachPodTemplates(result.explanation.workload));
     auto times = recent_admissions_.find(result.explanation.cluster_queue);
     if (times == recent_admissions_.end()) return result;
     int64_t count = 0;
@@ -718,8 +768,11 @@ absl::StatusOr<admission::WhatIf> Engine::Simulate(
           KQ_RETURN_IF_ERROR(CheckUnfinished(key));
           subject = *state_.FindWorkload(key);
         }
-        return admission::SimulateAdmission(state_, std::move(subject),
-                                            clock_.TimeNow());
+        KQ_ASSIGN_OR_RETURN(admission::WhatIf what_if,
+                            admission::SimulateAdmission(
+                                state_, std::move(subject), clock_.TimeNow()));
+        KQ_RETURN_IF_ERROR(AttachPodTemplates(what_if.workload));
+        return what_if;
       });
 }
 
@@ -767,6 +820,7 @@ absl::StatusOr<std::optional<AdmitOutcome>> Engine::Decide(
     return outcome;
   }
   outcome.view = state_.ViewOf(*wl);
+  KQ_RETURN_IF_ERROR(AttachPodTemplates(outcome.view.workload));
   if (!wl->active) {
     outcome.kind = AdmitOutcome::Kind::kDeactivated;
     if (const Condition* c = FindCondition(wl->conditions, kConditionEvicted)) {
@@ -829,6 +883,8 @@ void Engine::ResolveWaiters() {
                              /*stopped=*/false, batch_now_);
         if (attached.ok()) {
           (*outcome)->view = state_.ViewOf(attached->workload);
+          absl::Status s = AttachPodTemplates((*outcome)->view.workload);
+          if (!s.ok()) outcome = s;
         } else {
           outcome = attached.status();
         }

@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -284,9 +285,14 @@ class Engine {
   // NotFound when unknown, FailedPrecondition when finished (engine
   // thread).
   absl::Status CheckUnfinished(const NamespacedName& key);
-  // A workload in any state: in memory, or finished and stored.
+  // A workload in any state, with its templates: in memory, or finished
+  // and stored.
   absl::StatusOr<std::optional<Workload>> LookupWorkload(
       const NamespacedName& key);
+  // Puts back the text of the templates the state does not hold (see
+  // store::PodTemplate): every workload the engine answers with or
+  // publishes goes through here or through the store's reads.
+  absl::Status AttachPodTemplates(Workload& wl);
 
   store::Store& store_;
   Clock& clock_;
@@ -307,6 +313,9 @@ class Engine {
   absl::Time batch_now_;
   // Workloads submitted so far in the batch being built.
   int64_t submitted_ = 0;
+  // Their templates, by workload uid, written by the batch's commit.
+  absl::flat_hash_map<std::string, std::vector<store::PodTemplate>>
+      batch_templates_;
   std::vector<Reply> replies_;
   // Admission waiters by workload, their deadlines, and the ids of those
   // registered since the last batch.

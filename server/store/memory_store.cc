@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "server/common/status_macros.h"
+
 namespace kq::store {
 
 MemoryStore::MemoryStore(size_t event_retention)
@@ -41,7 +43,13 @@ absl::Status MemoryStore::Commit(const WriteBatch& batch) {
         workload);
   }
   for (const NamespacedName& key : batch.deleted_workloads) {
-    workloads_.erase(key);
+    auto it = workloads_.find(key);
+    if (it == workloads_.end()) continue;
+    templates_.erase(it->second.meta.uid);
+    workloads_.erase(it);
+  }
+  for (const PodTemplate& t : batch.added_templates) {
+    templates_[t.workload_uid][t.pod_set] = t.template_json;
   }
   for (const Event& event : batch.events) {
     Event stored = event;
@@ -71,7 +79,9 @@ absl::StatusOr<std::optional<Workload>> MemoryStore::GetWorkload(
     const NamespacedName& key) {
   auto it = workloads_.find(key);
   if (it == workloads_.end()) return std::nullopt;
-  return it->second;
+  Workload workload = it->second;
+  KQ_RETURN_IF_ERROR(AttachPodTemplates(workload));
+  return workload;
 }
 
 absl::StatusOr<std::vector<Workload>> MemoryStore::ListFinishedWorkloads(
@@ -81,6 +91,7 @@ absl::StatusOr<std::vector<Workload>> MemoryStore::ListFinishedWorkloads(
     if (!namespace_name.empty() && key.first != namespace_name) continue;
     if (StateOf(workload) == WorkloadState::kFinished) {
       out.push_back(workload);
+      KQ_RETURN_IF_ERROR(AttachPodTemplates(out.back()));
     }
   }
   return out;
@@ -103,7 +114,26 @@ absl::StatusOr<std::vector<Event>> MemoryStore::ReadEvents(
       while ((end - 1)->revision == split) --end;
     }
   }
-  return std::vector<Event>(begin, end);
+  std::vector<Event> out(begin, end);
+  for (Event& event : out) {
+    if (auto* workload = std::get_if<Workload>(&event.object)) {
+      // A workload deleted since has no templates left: its event goes
+      // without them.
+      AttachPodTemplates(*workload).IgnoreError();
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PodTemplate>> MemoryStore::ReadPodTemplates(
+    const std::string& workload_uid) {
+  std::vector<PodTemplate> out;
+  auto it = templates_.find(workload_uid);
+  if (it == templates_.end()) return out;
+  for (const auto& [pod_set, text] : it->second) {
+    out.push_back({workload_uid, pod_set, text});
+  }
+  return out;
 }
 
 absl::StatusOr<int64_t> MemoryStore::OldestEventRevision() {

@@ -25,7 +25,8 @@ namespace kq::store {
 // - Commit refuses, with FailedPrecondition and without writing anything, a
 //   batch whose revision is not greater than the current one.
 // - Within a batch, upserts apply before deletes, so a key in both lists
-//   ends up deleted.
+//   ends up deleted. A deleted workload's templates go with it; the
+//   batch's added templates are written last.
 // - Events are recorded at the batch's revision (Event::revision is
 //   ignored), in batch order.
 // - At most `event_retention` events are kept; pruning removes whole
@@ -52,6 +53,8 @@ class MemoryStore final : public Store {
   absl::StatusOr<std::vector<Event>> ReadEvents(int64_t after_revision,
                                                 size_t limit) override;
   absl::StatusOr<int64_t> OldestEventRevision() override;
+  absl::StatusOr<std::vector<PodTemplate>> ReadPodTemplates(
+      const std::string& workload_uid) override;
 
  private:
   void PruneEvents();
@@ -61,6 +64,8 @@ class MemoryStore final : public Store {
   std::map<ObjectKey, ConfigObject> objects_;
   // Workloads in every state, by (namespace, name).
   std::map<NamespacedName, Workload> workloads_;
+  // Pod templates by workload uid, then pod set index.
+  std::map<std::string, std::map<int32_t, std::string>> templates_;
   // Ordered by (revision, position in its batch).
   std::deque<Event> events_;
 };

@@ -22,6 +22,31 @@ struct Event {
   std::variant<ConfigObject, Workload> object;
 };
 
+// The pod template of one pod set, kept on disk apart from its workload:
+// kqd holds the workloads it schedules in memory but not their templates,
+// which admission never reads. A workload's row marks each such pod set
+// (PodSet::template_on_disk) and carries no text for it. Templates never
+// change once written; they go when their workload's row is deleted. They
+// are keyed by the workload's uid, so a workload deleted and created again
+// under its name never shows the other one's templates.
+struct PodTemplate {
+  std::string workload_uid;
+  int32_t pod_set = 0;  // index in spec.podSets
+  std::string template_json;
+  friend bool operator==(const PodTemplate&, const PodTemplate&) = default;
+};
+
+// Moves the template text of every pod set of `workload` that has one into
+// the result (keyed by its metadata.uid, which must be set), leaving the pod
+// set marked template_on_disk with no text.
+std::vector<PodTemplate> DetachPodTemplates(Workload& workload);
+// Whether a pod set of `workload` is marked template_on_disk without text.
+bool NeedsPodTemplates(const Workload& workload);
+// Puts the text of `templates` (the workload's) into its pod sets marked
+// template_on_disk. Internal when such a pod set is left without text.
+absl::Status FillPodTemplates(Workload& workload,
+                              std::vector<PodTemplate> templates);
+
 // Everything one engine batch changed, written in ONE transaction.
 struct WriteBatch {
   // The batch's revision; every object below carries it. Must be greater
@@ -33,6 +58,10 @@ struct WriteBatch {
   // not returned by Load().
   std::vector<Workload> upserted_workloads;
   std::vector<NamespacedName> deleted_workloads;
+  // Templates of the workloads this batch creates (DetachPodTemplates).
+  // Written after the deletions: a workload deleted and created again in
+  // one batch keeps its new templates.
+  std::vector<PodTemplate> added_templates;
   std::vector<Event> events;
 };
 
@@ -41,7 +70,8 @@ struct LoadedState {
   // Revision of the last committed batch; 0 for an empty store.
   int64_t revision = 0;
   std::vector<ConfigObject> objects;
-  // Workloads that are not finished, in (namespace, name) order.
+  // Workloads that are not finished, in (namespace, name) order, without
+  // the text of templates kept on disk.
   std::vector<Workload> active_workloads;
 };
 
@@ -61,19 +91,31 @@ class Store {
   // the database is busy, Internal on any other failure.
   virtual absl::Status Commit(const WriteBatch& batch) = 0;
 
-  // Returns a stored workload in any state, or nullopt when unknown.
+  // Returns a stored workload in any state, or nullopt when unknown; with
+  // its templates.
   virtual absl::StatusOr<std::optional<Workload>> GetWorkload(
       const NamespacedName& key) = 0;
 
-  // Lists finished workloads, in (namespace, name) order; an empty
-  // `namespace_name` lists every namespace.
+  // Lists finished workloads, in (namespace, name) order, with their
+  // templates; an empty `namespace_name` lists every namespace.
   virtual absl::StatusOr<std::vector<Workload>> ListFinishedWorkloads(
       const std::string& namespace_name) = 0;
 
   // Returns up to `limit` events with revision > `after_revision`, oldest
-  // first.
+  // first; workloads with their templates, except those of a workload
+  // deleted since.
   virtual absl::StatusOr<std::vector<Event>> ReadEvents(int64_t after_revision,
                                                         size_t limit) = 0;
+
+  // The templates kept on disk for the workload of uid `workload_uid`, in
+  // pod set order; empty when it has none.
+  virtual absl::StatusOr<std::vector<PodTemplate>> ReadPodTemplates(
+      const std::string& workload_uid) = 0;
+
+  // Puts the text of each template of `workload` kept on disk back into its
+  // pod set (no read when none lacks its text). Internal when the store
+  // has no template for such a pod set.
+  absl::Status AttachPodTemplates(Workload& workload);
 
   // Oldest revision whose events are still retained (0 if none). Events of
   // older revisions were pruned.

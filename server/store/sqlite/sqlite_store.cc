@@ -36,6 +36,9 @@ struct SqliteStore::Statements {
   StmtHandle select_active_workloads;
   StmtHandle select_finished_workloads;
   StmtHandle select_finished_workloads_in_namespace;
+  StmtHandle insert_pod_template;
+  StmtHandle select_pod_templates;
+  StmtHandle delete_workload_pod_templates;
   StmtHandle insert_event;
   StmtHandle select_events_after;
   StmtHandle select_oldest_event_revision;
@@ -283,6 +286,9 @@ absl::Status SqliteStore::Init() {
       {&s.select_finished_workloads, sqlite::kSelectFinishedWorkloads},
       {&s.select_finished_workloads_in_namespace,
        sqlite::kSelectFinishedWorkloadsInNamespace},
+      {&s.insert_pod_template, sqlite::kInsertPodTemplate},
+      {&s.select_pod_templates, sqlite::kSelectPodTemplates},
+      {&s.delete_workload_pod_templates, sqlite::kDeleteWorkloadPodTemplates},
       {&s.insert_event, sqlite::kInsertEvent},
       {&s.select_events_after, sqlite::kSelectEventsAfter},
       {&s.select_oldest_event_revision, sqlite::kSelectOldestEventRevision},
@@ -335,12 +341,14 @@ absl::StatusOr<LoadedState> SqliteStore::Load() {
             });
   KQ_ASSIGN_OR_RETURN(state.active_workloads,
                       ReadWorkloads(statements_->select_active_workloads.get(),
-                                    "read active workloads", nullptr));
+                                    "read active workloads", nullptr,
+                                    /*with_templates=*/false));
   return state;
 }
 
 absl::StatusOr<std::vector<Workload>> SqliteStore::ReadWorkloads(
-    sqlite3_stmt* stmt, const char* what, const std::string* ns) {
+    sqlite3_stmt* stmt, const char* what, const std::string* ns,
+    bool with_templates) {
   Query query(db_.get(), stmt, what);
   if (ns != nullptr) query.Bind(*ns);
   // Rows are read here and decoded (protobuf, then core types) on a second
@@ -415,6 +423,11 @@ absl::StatusOr<std::vector<Workload>> SqliteStore::ReadWorkloads(
   decoder.join();
   KQ_RETURN_IF_ERROR(read_status);
   KQ_RETURN_IF_ERROR(decode_status);
+  if (with_templates) {
+    for (Workload& workload : out) {
+      KQ_RETURN_IF_ERROR(AttachPodTemplates(workload));
+    }
+  }
   return out;
 }
 
@@ -489,8 +502,17 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
         &workload, std::move(body)};
   }
   for (const NamespacedName& key : batch.deleted_workloads) {
+    Query templates(db, s.delete_workload_pod_templates.get(),
+                    "delete pod templates");
+    templates.Bind(key.first).Bind(key.second);
+    KQ_RETURN_IF_ERROR(templates.Run());
     Query query(db, s.delete_workload.get(), "delete workload");
     query.Bind(key.first).Bind(key.second);
+    KQ_RETURN_IF_ERROR(query.Run());
+  }
+  for (const PodTemplate& t : batch.added_templates) {
+    Query query(db, s.insert_pod_template.get(), "write pod template");
+    query.Bind(t.workload_uid).Bind(int64_t{t.pod_set}).Bind(t.template_json);
     KQ_RETURN_IF_ERROR(query.Run());
   }
   for (size_t seq = 0; seq < batch.events.size(); ++seq) {
@@ -569,6 +591,7 @@ absl::StatusOr<std::optional<Workload>> SqliteStore::GetWorkload(
       Workload workload,
       DecodeWorkload(query.ColumnBlob(2),
                      absl::StrCat("workloads ", key.first, "/", key.second)));
+  KQ_RETURN_IF_ERROR(AttachPodTemplates(workload));
   return workload;
 }
 
@@ -576,11 +599,12 @@ absl::StatusOr<std::vector<Workload>> SqliteStore::ListFinishedWorkloads(
     const std::string& namespace_name) {
   if (namespace_name.empty()) {
     return ReadWorkloads(statements_->select_finished_workloads.get(),
-                         "list finished workloads", nullptr);
+                         "list finished workloads", nullptr,
+                         /*with_templates=*/true);
   }
   return ReadWorkloads(
       statements_->select_finished_workloads_in_namespace.get(),
-      "list finished workloads", &namespace_name);
+      "list finished workloads", &namespace_name, /*with_templates=*/true);
 }
 
 absl::StatusOr<std::vector<Event>> SqliteStore::ReadEvents(
@@ -617,6 +641,28 @@ absl::StatusOr<std::vector<Event>> SqliteStore::ReadEvents(
                           DecodeObject(query.ColumnBlob(5), row_name));
     }
     out.push_back(std::move(event));
+  }
+  for (Event& event : out) {
+    if (auto* workload = std::get_if<Workload>(&event.object)) {
+      // A workload deleted since has no templates left: its event goes
+      // without them.
+      AttachPodTemplates(*workload).IgnoreError();
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PodTemplate>> SqliteStore::ReadPodTemplates(
+    const std::string& workload_uid) {
+  std::vector<PodTemplate> out;
+  Query query(db_.get(), statements_->select_pod_templates.get(),
+              "read pod templates");
+  query.Bind(workload_uid);
+  while (true) {
+    KQ_ASSIGN_OR_RETURN(bool row, query.Step());
+    if (!row) break;
+    out.push_back({workload_uid, static_cast<int32_t>(query.ColumnInt64(0)),
+                   query.ColumnText(1)});
   }
   return out;
 }

@@ -66,6 +66,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<Event>> ReadEvents(int64_t after_revision,
                                                 size_t limit) override;
   absl::StatusOr<int64_t> OldestEventRevision() override;
+  absl::StatusOr<std::vector<PodTemplate>> ReadPodTemplates(
+      const std::string& workload_uid) override;
 
  private:
   // The store's prepared statements, prepared once in Open.
@@ -82,9 +84,12 @@ class SqliteStore final : public Store {
   // rows it deleted.
   absl::StatusOr<int64_t> PruneEvents(int64_t event_count,
                                       int64_t newest_revision);
+  // Reads the workloads `stmt` selects (bound to `ns` when set), with
+  // their templates or (for Load) without.
   absl::StatusOr<std::vector<Workload>> ReadWorkloads(sqlite3_stmt* stmt,
                                                       const char* what,
-                                                      const std::string* ns);
+                                                      const std::string* ns,
+                                                      bool with_templates);
 
   // Declared first so it is destroyed last, after every statement.
   sqlite::DbHandle db_;

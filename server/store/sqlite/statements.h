@@ -51,6 +51,18 @@ inline constexpr char kSelectFinishedWorkloadsInNamespace[] =
     "SELECT namespace, name, body FROM workloads "
     "WHERE finished = 1 AND namespace = ?1 ORDER BY name";
 
+// Pod templates (migrations/0002_pod_templates.sql).
+inline constexpr char kInsertPodTemplate[] =
+    "INSERT OR REPLACE INTO pod_templates (workload_uid, pod_set, template) "
+    "VALUES (?1, ?2, ?3)";
+inline constexpr char kSelectPodTemplates[] =
+    "SELECT pod_set, template FROM pod_templates WHERE workload_uid = ?1 "
+    "ORDER BY pod_set";
+// Before its workload's row is deleted.
+inline constexpr char kDeleteWorkloadPodTemplates[] =
+    "DELETE FROM pod_templates WHERE workload_uid IN "
+    "(SELECT uid FROM workloads WHERE namespace = ?1 AND name = ?2)";
+
 // Events.
 inline constexpr char kInsertEvent[] =
     "INSERT INTO events (revision, seq, type, kind, namespace, name, body) "

@@ -562,6 +562,43 @@ TEST(CodecTest, ClientsCannotSendTheStoredTemplateText) {
   EXPECT_EQ(wl.pod_sets[0].template_json, "{}");
 }
 
+// A template kept on disk is marked in the stored form and never written
+// there as text, even while the engine has the text attached.
+TEST(CodecTest, StoredFormMarksATemplateKeptOnDisk) {
+  Workload wl;
+  wl.pod_sets.resize(2);
+  wl.pod_sets[0].name = "launcher";
+  wl.pod_sets[0].template_on_disk = true;
+  wl.pod_sets[0].template_json = R"({"spec":{}})";
+  wl.pod_sets[1].name = "workers";
+  wl.pod_sets[1].template_json = R"({"inline":true})";
+  const v1::Workload stored = ToStoredProto(wl);
+  EXPECT_TRUE(stored.spec().pod_sets(0).template_on_disk());
+  EXPECT_EQ(stored.spec().pod_sets(0).template_json(), "");
+  EXPECT_FALSE(stored.spec().pod_sets(1).template_on_disk());
+  EXPECT_EQ(stored.spec().pod_sets(1).template_json(), R"({"inline":true})");
+  ASSERT_OK_AND_ASSIGN(Workload loaded, FromProto(stored));
+  EXPECT_TRUE(loaded.pod_sets[0].template_on_disk);
+  EXPECT_EQ(loaded.pod_sets[0].template_json, "");
+  EXPECT_EQ(loaded.pod_sets[1].template_json, R"({"inline":true})");
+  // Answers carry the attached text as a Struct and never the mark.
+  const v1::Workload answer = ToProto(wl);
+  EXPECT_FALSE(answer.spec().pod_sets(0).template_on_disk());
+  EXPECT_EQ(answer.spec().pod_sets(0).template_().fields().count("spec"), 1u);
+}
+
+TEST(CodecTest, ClientsCannotMarkATemplateOnDisk) {
+  auto proto = ParseText<v1::Workload>(R"pb(
+    spec {
+      pod_sets { name: "a" }
+      pod_sets { name: "b" template_on_disk: true }
+    }
+  )pb");
+  EXPECT_THAT(FromClientProto(proto),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.podSets[1].templateOnDisk")));
+}
+
 TEST(CodecTest, NoTemplateMeansEmptyJson) {
   ASSERT_OK_AND_ASSIGN(Workload wl,
                        FromProto(ParseText<v1::Workload>(

@@ -53,6 +53,10 @@ class FaultyStore : public store::Store {
   absl::StatusOr<int64_t> OldestEventRevision() override {
     return base_.OldestEventRevision();
   }
+  absl::StatusOr<std::vector<store::PodTemplate>> ReadPodTemplates(
+      const std::string& uid) override {
+    return base_.ReadPodTemplates(uid);
+  }
 
  private:
   store::Store& base_;

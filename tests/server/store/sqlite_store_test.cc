@@ -128,7 +128,8 @@ TEST_F(MigratorTest, MigratesAnEmptyDatabaseToTheLatestSchema) {
   ASSERT_OK(sqlite::Migrate(db(), migrations::All()));
   EXPECT_THAT(sqlite::SchemaVersion(db()), IsOkAndHolds(LatestVersion()));
 
-  for (const char* table : {"objects", "workloads", "events", "meta"}) {
+  for (const char* table :
+       {"objects", "workloads", "events", "meta", "pod_templates"}) {
     SCOPED_TRACE(table);
     EXPECT_THAT(QueryInt(db(), absl::StrCat("SELECT strict FROM "
                                             "pragma_table_list WHERE name = '",
@@ -555,23 +556,45 @@ TEST_F(SqliteStoreFileTest, CorruptRowsAreInternal) {
 
 // Start-up must not scan finished history: the unfinished workloads are read
 // through workloads_by_finished, already in (namespace, name) order.
-TEST(SqliteQueryPlanTest, ActiveWorkloadsAreReadThroughTheIndex) {
-  ASSERT_OK_AND_ASSIGN(DbHandle db, sqlite::OpenDatabase(":memory:"));
-  ASSERT_OK(sqlite::Migrate(db.get(), migrations::All()));
-  ASSERT_OK_AND_ASSIGN(
-      sqlite::StmtHandle stmt,
-      sqlite::Prepare(db.get(), absl::StrCat("EXPLAIN QUERY PLAN ",
-                                             sqlite::kSelectActiveWorkloads)));
-  sqlite::Query query(db.get(), stmt.get(), "explain");
+// The query plan SQLite picks for `sql`, one line per step.
+std::string QueryPlan(const char* sql) {
+  absl::StatusOr<DbHandle> db = sqlite::OpenDatabase(":memory:");
+  EXPECT_OK(db.status());
+  if (!db.ok()) return "";
+  EXPECT_OK(sqlite::Migrate(db->get(), migrations::All()));
+  absl::StatusOr<sqlite::StmtHandle> stmt =
+      sqlite::Prepare(db->get(), absl::StrCat("EXPLAIN QUERY PLAN ", sql));
+  EXPECT_OK(stmt.status());
+  if (!stmt.ok()) return "";
+  sqlite::Query query(db->get(), stmt->get(), "explain");
   std::string plan;
   while (true) {
-    ASSERT_OK_AND_ASSIGN(bool row, query.Step());
-    if (!row) break;
+    absl::StatusOr<bool> row = query.Step();
+    EXPECT_OK(row.status());
+    if (!row.ok() || !*row) break;
     absl::StrAppend(&plan, query.ColumnText(3), "\n");
   }
+  return plan;
+}
+
+TEST(SqliteQueryPlanTest, ActiveWorkloadsAreReadThroughTheIndex) {
+  const std::string plan = QueryPlan(sqlite::kSelectActiveWorkloads);
   EXPECT_THAT(plan, HasSubstr("SEARCH workloads USING INDEX "
                               "workloads_by_finished (finished=?)"));
   EXPECT_THAT(plan, Not(HasSubstr("TEMP B-TREE")));
+  EXPECT_THAT(plan, Not(HasSubstr("SCAN")));
+}
+
+// Templates are read and deleted by key, never by scanning the table.
+TEST(SqliteQueryPlanTest, TemplatesAreFoundByKey) {
+  std::string plan = QueryPlan(sqlite::kSelectPodTemplates);
+  EXPECT_THAT(plan, HasSubstr("SEARCH pod_templates USING PRIMARY KEY "
+                              "(workload_uid=?)"));
+  EXPECT_THAT(plan, Not(HasSubstr("TEMP B-TREE")));
+  EXPECT_THAT(plan, Not(HasSubstr("SCAN")));
+  plan = QueryPlan(sqlite::kDeleteWorkloadPodTemplates);
+  EXPECT_THAT(plan, HasSubstr("SEARCH pod_templates USING PRIMARY KEY "
+                              "(workload_uid=?)"));
   EXPECT_THAT(plan, Not(HasSubstr("SCAN")));
 }
 

@@ -261,6 +261,8 @@ TYPED_TEST(StoreConformanceTest, FullyPopulatedWorkloadRoundTrips) {
           .NodeSelector("pool", "gpu")
           .Toleration({.key = "gpu", .op = "Exists", .effect = "NoSchedule"})
           .RequiredNodeAffinity("zone", "In", {"a"})
+          // Inline, as rows written before templates went apart
+          // (migration 0002) hold them: read back as they are.
           .Template(R"({"spec":{"restartPolicy":"Never"}})")
           .ReserveQuota(AdmissionBuilder("cq")
                             .PodSet("driver", 1)
@@ -416,6 +418,117 @@ TYPED_TEST(StoreConformanceTest, UpsertThenDeleteInOneBatchEndsDeleted) {
   EXPECT_THAT(state.objects, IsEmpty());
   EXPECT_THAT(state.active_workloads, IsEmpty());
   EXPECT_EQ(state.revision, 1);
+}
+
+// A workload of two pod sets, the first with a template kept on disk.
+Workload WithTemplate(const std::string& name, const std::string& uid,
+                      const std::string& json, int64_t revision) {
+  return WorkloadBuilder(name)
+      .Namespace("ns")
+      .Uid(uid)
+      .Revision(revision)
+      .Created(kCreated)
+      .Queue("lq")
+      .PodSet("launcher", 1)
+      .Request("cpu", "1")
+      .Template(json)
+      .PodSet("workers", 2)
+      .Request("cpu", "1")
+      .Build();
+}
+
+TYPED_TEST(StoreConformanceTest, TemplatesStayOnDiskApartFromTheirWorkload) {
+  Store& store = *this->store_;
+  const std::string json = R"({"spec":{"restartPolicy":"Never"}})";
+  const Workload full = WithTemplate("a", "uid-a", json, 1);
+  Workload detached = full;
+  std::vector<PodTemplate> templates = DetachPodTemplates(detached);
+  ASSERT_EQ(templates, (std::vector<PodTemplate>{{"uid-a", 0, json}}));
+  EXPECT_TRUE(detached.pod_sets[0].template_on_disk);
+  EXPECT_EQ(detached.pod_sets[0].template_json, "");
+  EXPECT_FALSE(detached.pod_sets[1].template_on_disk);
+
+  WriteBatch batch;
+  batch.revision = 1;
+  batch.upserted_workloads = {detached};
+  batch.added_templates = templates;
+  batch.events = {MakeEvent(Event::Type::kAdded, detached)};
+  ASSERT_OK(store.Commit(batch));
+
+  // Start-up reads the workload without the text; every other read has it.
+  Workload attached = full;
+  attached.pod_sets[0].template_on_disk = true;
+  ASSERT_OK_AND_ASSIGN(LoadedState state, store.Load());
+  EXPECT_THAT(state.active_workloads, ElementsAre(detached));
+  EXPECT_THAT(store.ReadPodTemplates("uid-a"),
+              IsOkAndHolds(ElementsAre(templates[0])));
+  EXPECT_THAT(store.ReadPodTemplates("uid-b"), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(store.GetWorkload({"ns", "a"}), IsOkAndHolds(Optional(attached)));
+  EXPECT_THAT(
+      store.ReadEvents(0, 10),
+      IsOkAndHolds(ElementsAre(EventIs(1, Event::Type::kAdded, attached))));
+  Workload loaded = state.active_workloads[0];
+  ASSERT_OK(store.AttachPodTemplates(loaded));
+  EXPECT_EQ(loaded, attached);
+
+  // Later writes of the workload leave its templates alone.
+  Workload finished = detached;
+  finished.meta.revision = 2;
+  finished.conditions.push_back(
+      {kConditionFinished, "True", "Succeeded", "done", kCreated});
+  WriteBatch second;
+  second.revision = 2;
+  second.upserted_workloads = {finished};
+  ASSERT_OK(store.Commit(second));
+  Workload finished_attached = finished;
+  ASSERT_OK(store.AttachPodTemplates(finished_attached));
+  EXPECT_EQ(finished_attached.pod_sets[0].template_json, json);
+  EXPECT_THAT(store.ListFinishedWorkloads("ns"),
+              IsOkAndHolds(ElementsAre(finished_attached)));
+}
+
+TYPED_TEST(StoreConformanceTest, TemplatesGoWithTheirWorkload) {
+  Store& store = *this->store_;
+  Workload old = WithTemplate("a", "uid-1", R"({"old":true})", 1);
+  WriteBatch first;
+  first.revision = 1;
+  first.added_templates = DetachPodTemplates(old);
+  first.upserted_workloads = {old};
+  first.events = {MakeEvent(Event::Type::kAdded, old)};
+  ASSERT_OK(store.Commit(first));
+
+  // Deleted and created again under the same name in one batch: the new
+  // workload has its own template, the old one's events none.
+  Workload renewed = WithTemplate("a", "uid-2", R"({"new":true})", 2);
+  WriteBatch second;
+  second.revision = 2;
+  second.deleted_workloads = {{"ns", "a"}};
+  second.added_templates = DetachPodTemplates(renewed);
+  ASSERT_OK(store.Commit(second));
+  WriteBatch third;
+  third.revision = 3;
+  third.upserted_workloads = {renewed};
+  ASSERT_OK(store.Commit(third));
+
+  EXPECT_THAT(store.ReadPodTemplates("uid-1"), IsOkAndHolds(IsEmpty()));
+  ASSERT_OK_AND_ASSIGN(std::optional<Workload> read,
+                       store.GetWorkload({"ns", "a"}));
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->pod_sets[0].template_json, R"({"new":true})");
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> events, store.ReadEvents(0, 10));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(std::get<Workload>(events[0].object).pod_sets[0].template_json, "");
+
+  // A row marked template_on_disk whose template is missing is an error,
+  // not a workload quietly without its template.
+  Workload orphan = WithTemplate("b", "uid-3", R"({})", 4);
+  DetachPodTemplates(orphan);
+  WriteBatch fourth;
+  fourth.revision = 4;
+  fourth.upserted_workloads = {orphan};
+  ASSERT_OK(store.Commit(fourth));
+  EXPECT_THAT(store.GetWorkload({"ns", "b"}),
+              StatusIs(absl::StatusCode::kInternal));
 }
 
 TYPED_TEST(StoreConformanceTest, StaleRevisionIsRefusedAndWritesNothing) {
