@@ -319,7 +319,8 @@ absl::StatusOr<std::vector<Table>> RunRestart(const RestartOptions& options,
   table.rows.push_back(
       {"  then codec::FromProto to core types",
        absl::StrFormat("%.0f ms", floor->convert_seconds * 1000),
-       "includes the pod template, Struct to JSON text"});
+       "the rows carry no template text: templates are kept apart "
+       "(pod_templates) and not read at start-up"});
   table.rows.push_back(
       {"after start: workloads holding quota / pending",
        absl::StrCat(FormatCount(reserving), " / ", FormatCount(pending)),
@@ -338,7 +339,7 @@ absl::StatusOr<std::vector<Table>> RunRestart(const RestartOptions& options,
       "SqliteStore::Commit %.1f s = %s rows/s%s); pending workloads as "
       "submitted, finished ones with admission and "
       "QuotaReserved/Admitted/Finished conditions; each with a Job-like pod "
-      "template.",
+      "template, written apart from its row as kqd writes it.",
       FormatCount(filled->rows), filled->bytes / 1048576.0, filled->seconds,
       FormatCount(filled->rows / filled->seconds), filled->build_seconds,
       filled->commit_seconds,

@@ -319,6 +319,9 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
     if (!wl.ok()) return wl.status();
     const std::string uid = wl->meta.uid;
     state.AddWorkload(*std::move(wl), uid, start + absl::Microseconds(i));
+    // Changes are taken once per engine batch (at most 4,096 commands),
+    // not once for all: what stays is what kqd holds per workload.
+    if (i % 4096 == 4095) state.TakeChanges();
   }
   const double add_seconds = absl::ToDoubleSeconds(absl::Now() - t);
   state.TakeChanges();

@@ -54,23 +54,21 @@ class PodTemplatesTest : public ::testing::Test {
     Start();
     // Quota for one workload of 3 cpu at a time; admission check "prov"
     // on a second ClusterQueue.
-    ASSERT_OK(engine_
-                  ->Apply({ResourceFlavorBuilder("f").Build(),
-                           AdmissionCheckBuilder("prov")
-                               .ControllerName("example.com/prov")
-                               .Build(),
-                           ClusterQueueBuilder("cq")
-                               .Quota("f", "cpu", "4")
-                               .Build(),
-                           ClusterQueueBuilder("checked")
-                               .Quota("f", "cpu", "4")
-                               .AdmissionCheck("prov")
-                               .Build(),
-                           LocalQueueBuilder("ns", "lq", "cq").Build(),
-                           LocalQueueBuilder("ns", "lq-checked", "checked")
-                               .Build()},
-                          {})
-                  .status());
+    ASSERT_OK(
+        engine_
+            ->Apply({ResourceFlavorBuilder("f").Build(),
+                     AdmissionCheckBuilder("prov")
+                         .ControllerName("example.com/prov")
+                         .Build(),
+                     ClusterQueueBuilder("cq").Quota("f", "cpu", "4").Build(),
+                     ClusterQueueBuilder("checked")
+                         .Quota("f", "cpu", "4")
+                         .AdmissionCheck("prov")
+                         .Build(),
+                     LocalQueueBuilder("ns", "lq", "cq").Build(),
+                     LocalQueueBuilder("ns", "lq-checked", "checked").Build()},
+                    {})
+            .status());
   }
 
   void TearDown() override {
@@ -158,7 +156,8 @@ TEST_F(PodTemplatesTest, EveryAnswerAndEventCarriesTheTemplate) {
   EXPECT_EQ(TemplateOf(outcome->view.workload), kTemplate);
 
   // Finishing a frees the quota for b: both answers and both events.
-  ASSERT_OK_AND_ASSIGN(Workload finished, engine_->Finish({"ns", "a"}, true, ""));
+  ASSERT_OK_AND_ASSIGN(Workload finished,
+                       engine_->Finish({"ns", "a"}, true, ""));
   EXPECT_EQ(TemplateOf(finished), kTemplate);
   ASSERT_OK_AND_ASSIGN(got, engine_->GetWorkload({"ns", "b"}));
   EXPECT_EQ(StateOf(got.workload), WorkloadState::kAdmitted);
@@ -166,8 +165,9 @@ TEST_F(PodTemplatesTest, EveryAnswerAndEventCarriesTheTemplate) {
   ASSERT_OK_AND_ASSIGN(got, engine_->GetWorkload({"ns", "a"}));
   EXPECT_EQ(TemplateOf(got.workload), kTemplate);
 
-  ASSERT_OK_AND_ASSIGN(std::vector<store::Event> events,
-                       engine_->event_log().Read(start, 100, absl::ZeroDuration()));
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<store::Event> events,
+      engine_->event_log().Read(start, 100, absl::ZeroDuration()));
   int workload_events = 0;
   for (const store::Event& event : events) {
     if (const auto* wl = std::get_if<Workload>(&event.object)) {
@@ -185,12 +185,12 @@ TEST_F(PodTemplatesTest, EveryAnswerAndEventCarriesTheTemplate) {
   EXPECT_EQ(TemplateOf(got.workload), kTemplate);
   ASSERT_OK_AND_ASSIGN(got, engine_->GetWorkload({"ns", "a"}));
   EXPECT_EQ(TemplateOf(got.workload), kTemplate);
-  ASSERT_OK_AND_ASSIGN(
-      listed, engine_->ListWorkloads({.include_finished = true}));
+  ASSERT_OK_AND_ASSIGN(listed,
+                       engine_->ListWorkloads({.include_finished = true}));
   ASSERT_EQ(listed.items.size(), 2u);
   for (const Workload& wl : listed.items) EXPECT_EQ(TemplateOf(wl), kTemplate);
-  ASSERT_OK_AND_ASSIGN(events,
-                       engine_->event_log().Read(start, 100, absl::ZeroDuration()));
+  ASSERT_OK_AND_ASSIGN(
+      events, engine_->event_log().Read(start, 100, absl::ZeroDuration()));
   for (const store::Event& event : events) {
     if (const auto* wl = std::get_if<Workload>(&event.object)) {
       EXPECT_EQ(TemplateOf(*wl), kTemplate) << wl->meta.name;
@@ -203,8 +203,7 @@ TEST_F(PodTemplatesTest, EveryAnswerAndEventCarriesTheTemplate) {
 // A check's pod set updates are refused when they conflict with the
 // template's labels, though the state holds no template.
 TEST_F(PodTemplatesTest, PodSetUpdatesAreCheckedAgainstTheTemplate) {
-  ASSERT_OK_AND_ASSIGN(WorkloadView w,
-                       engine_->Submit(Wl("w", "lq-checked")));
+  ASSERT_OK_AND_ASSIGN(WorkloadView w, engine_->Submit(Wl("w", "lq-checked")));
   ASSERT_EQ(StateOf(w.workload), WorkloadState::kQuotaReserved);
   PodSetUpdate conflicting;
   conflicting.name = "main";
