@@ -24,14 +24,39 @@ bool Manager::SlotLess::operator()(const Slot& a, const Slot& b) const {
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
   if (a.entry == b.entry) return false;
-  return std::tie(a.entry->key.uid, a.entry->key.workload) <
-         std::tie(b.entry->key.uid, b.entry->key.workload);
+  return std::tie(a.entry->uid, *a.entry->workload) <
+         std::tie(b.entry->uid, *b.entry->workload);
+}
+
+bool Manager::Before(const Entry& a, const Entry& b) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
+  return std::tie(a.uid, *a.workload) < std::tie(b.uid, *b.workload);
+}
+
+Manager::Entry& Manager::EntryFor(const QueueKey& key) {
+  auto it = where_.try_emplace(key.workload).first;
+  it->second.workload = &it->first;
+  return it->second;
+}
+
+void Manager::SetKey(Entry& entry, const QueueKey& key) {
+  entry.priority = key.priority;
+  entry.timestamp = key.timestamp;
+  entry.uid = key.uid;
+  entry.object = key.object;
+}
+
+bool Manager::HasKey(const Entry& entry, const QueueKey& key) {
+  return entry.priority == key.priority && entry.timestamp == key.timestamp &&
+         entry.uid == key.uid && entry.object == key.object;
 }
 
 void Manager::Park(Entry& entry) {
   ++park_version_;
   entry.place = Place::kInadmissible;
-  entry.parked_index = entry.pending->inadmissible.size();
+  entry.parked_index =
+      static_cast<uint32_t>(entry.pending->inadmissible.size());
   entry.pending->inadmissible.push_back(&entry);
 }
 
@@ -54,10 +79,10 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
   auto it = queues_.find(name);
   if (it == queues_.end()) return held;
   for (const Slot& slot : it->second.active) {
-    held.push_back(slot.entry->key.workload);
+    held.push_back(*slot.entry->workload);
   }
   for (const Entry* e : it->second.inadmissible) {
-    held.push_back(e->key.workload);
+    held.push_back(*e->workload);
   }
   for (const NamespacedName& w : held) where_.erase(w);
   // Heads popped from it are no longer held by anything either.
@@ -72,8 +97,8 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
 void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   Remove(key.workload);
   auto q = queues_.try_emplace(cluster_queue).first;
-  Entry& entry = where_[key.workload];
-  entry.key = key;
+  Entry& entry = EntryFor(key);
+  SetKey(entry, key);
   entry.cluster_queue = &q->first;
   entry.pending = &q->second;
   entry.place = Place::kActive;
@@ -131,8 +156,8 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
       IsImmediate(pending.strategy, reason) ||
       pending.queue_inadmissible_cycle >= pending.pop_cycle || pending_flavors;
   if (held == where_.end() || held->second.place == Place::kPopped) {
-    Entry& entry = held == where_.end() ? where_[key.workload] : held->second;
-    if (!(entry.key == key)) entry.key = key;
+    Entry& entry = held == where_.end() ? EntryFor(key) : held->second;
+    if (!HasKey(entry, key)) SetKey(entry, key);
     entry.cluster_queue = &q->first;
     entry.pending = &pending;
     if (!to_active) {
@@ -176,8 +201,8 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
     pending.queue_inadmissible_cycle = pending.pop_cycle;
     std::vector<Entry*> kept;
     for (Entry* entry : pending.inadmissible) {
-      if (eligible && !eligible(name, entry->key)) {
-        entry->parked_index = kept.size();
+      if (eligible && !eligible(name, *entry->workload)) {
+        entry->parked_index = static_cast<uint32_t>(kept.size());
         kept.push_back(entry);
         continue;
       }
@@ -216,7 +241,7 @@ std::vector<NamespacedName> Manager::WorkloadsOf(
     const std::vector<const Entry*>& entries) {
   std::vector<NamespacedName> out;
   out.reserve(entries.size());
-  for (const Entry* e : entries) out.push_back(e->key.workload);
+  for (const Entry* e : entries) out.push_back(*e->workload);
   return out;
 }
 
@@ -238,7 +263,7 @@ std::vector<NamespacedName> Manager::InadmissibleWorkloads(
   std::vector<const Entry*> entries(it->second.inadmissible.begin(),
                                     it->second.inadmissible.end());
   std::sort(entries.begin(), entries.end(),
-            [](const Entry* a, const Entry* b) { return a->key < b->key; });
+            [](const Entry* a, const Entry* b) { return Before(*a, *b); });
   return WorkloadsOf(entries);
 }
 
@@ -248,10 +273,10 @@ std::optional<int64_t> Manager::PositionOf(
   if (entry == nullptr) return std::nullopt;
   int64_t position = 0;
   for (const Slot& slot : entry->pending->active) {
-    if (slot.entry->key < entry->key) ++position;
+    if (Before(*slot.entry, *entry)) ++position;
   }
   for (const Entry* e : entry->pending->inadmissible) {
-    if (e->key < entry->key) ++position;
+    if (Before(*e, *entry)) ++position;
   }
   return position;
 }

@@ -80,8 +80,8 @@ class Manager {
   // Decides which inadmissible workloads QueueInadmissible may move back,
   // e.g. only those whose namespace still matches the ClusterQueue's
   // selector (Kueue re-checks it).
-  using EligibleFn =
-      std::function<bool(const std::string& cluster_queue, const QueueKey&)>;
+  using EligibleFn = std::function<bool(const std::string& cluster_queue,
+                                        const NamespacedName& workload)>;
 
   // Creates or updates the queue of a ClusterQueue.
   void UpsertClusterQueue(const std::string& name, QueueingStrategy strategy);
@@ -191,18 +191,31 @@ class Manager {
   };
   enum class Place : uint8_t { kActive, kInadmissible, kPopped };
   struct Entry {
-    QueueKey key;
+    // Its QueueKey, but for the workload's name: that is the where_ key the
+    // entry is stored under (node_hash_map keys do not move), so a queued
+    // workload's name is kept once.
+    int32_t priority = 0;
+    // Its index in pending->inadmissible while parked.
+    uint32_t parked_index = 0;
+    absl::Time timestamp;
+    std::string uid;
+    const NamespacedName* workload = nullptr;
+    const Workload* object = nullptr;
     // The queues_ element holding it (std::map elements do not move).
     const std::string* cluster_queue = nullptr;
     Pending* pending = nullptr;
     Place place = Place::kActive;
-    // Its index in pending->inadmissible while parked.
-    size_t parked_index = 0;
   };
 
   static Slot SlotOf(Entry& entry) {
-    return Slot{entry.key.priority, entry.key.timestamp, &entry};
+    return Slot{entry.priority, entry.timestamp, &entry};
   }
+  // QueueKey's order between entries.
+  static bool Before(const Entry& a, const Entry& b);
+  // The entry of `key`'s workload, made (with no key yet) if needed.
+  Entry& EntryFor(const QueueKey& key);
+  static void SetKey(Entry& entry, const QueueKey& key);
+  static bool HasKey(const Entry& entry, const QueueKey& key);
   void Park(Entry& entry);
   static void Unpark(Entry& entry);
   // Where a requeue put a workload.
@@ -235,8 +248,8 @@ std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
     Entry& entry = *pending.active.begin()->entry;
     pending.active.erase(pending.active.begin());
     entry.place = Place::kPopped;
-    heads.push_back({name, entry.key.workload, entry.key.object});
-    popped_.push_back(entry.key.workload);
+    heads.push_back({name, *entry.workload, entry.object});
+    popped_.push_back(*entry.workload);
   }
   return heads;
 }

@@ -190,10 +190,11 @@ QueueKey ImplKey(const std::string& name) {
       WorkloadBuilder(name).Namespace(ns).Created(kNow).Uid(name).Build());
 }
 
-bool Eligible(const std::string& cluster_queue, const QueueKey& key) {
-  const std::string& ns = key.workload.first;
+bool Eligible(const std::string& cluster_queue,
+              const NamespacedName& workload) {
+  const std::string& ns = workload.first;
   bool selected = ns == "ns1" || ns == "ns2";
-  bool backoff_expired = key.workload.second != "w4-requeue-state";
+  bool backoff_expired = workload.second != "w4-requeue-state";
   return selected && backoff_expired;
 }
 
