@@ -107,8 +107,8 @@ store::WriteBatch BatchOf(admission::AdmissionState& state,
       wl = finished->second;
       wl.meta.revision = revision;
     }
-    batch.events.push_back({revision, EventTypeOf(change), wl});
     batch.upserted_workloads.push_back(std::move(wl));
+    batch.upserted_workload_events.push_back(EventTypeOf(change));
   }
   return batch;
 }

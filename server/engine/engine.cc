@@ -236,24 +236,26 @@ absl::Status Engine::CommitBatch() {
       finished->second.meta.revision = batch.revision;
       wl = finished->second;
     }
-    batch.events.push_back({batch.revision, EventTypeOf(change), wl});
     batch.upserted_workloads.push_back(std::move(wl));
+    batch.upserted_workload_events.push_back(EventTypeOf(change));
   }
   // Finished workloads stay readable by this batch's replies.
   finished_in_batch_ = std::move(changes.finished_workloads);
   KQ_RETURN_IF_ERROR(store_.Commit(batch));
   revision_ = batch.revision;
-  // The store has its copy; the events move on to the watchers, with the
-  // templates the state does not hold.
-  for (store::Event& event : batch.events) {
-    if (auto* wl = std::get_if<Workload>(&event.object)) {
-      if (absl::Status s = store_.AttachPodTemplates(*wl); !s.ok()) {
-        spdlog::error("watch event of revision {}: {}", revision_,
-                      s.ToString());
-      }
+  // The store has its copy; the workloads move on to the watchers as
+  // events, with the templates the state does not hold.
+  std::vector<store::Event> events = std::move(batch.events);
+  events.reserve(events.size() + batch.upserted_workloads.size());
+  for (size_t i = 0; i < batch.upserted_workloads.size(); ++i) {
+    Workload& wl = batch.upserted_workloads[i];
+    if (absl::Status s = store_.AttachPodTemplates(wl); !s.ok()) {
+      spdlog::error("watch event of revision {}: {}", revision_, s.ToString());
     }
+    events.push_back(
+        {revision_, batch.upserted_workload_events[i], std::move(wl)});
   }
-  event_log_.Append(revision_, std::move(batch.events));
+  event_log_.Append(revision_, std::move(events));
   return absl::OkStatus();
 }
 

@@ -31,6 +31,12 @@ absl::Status MemoryStore::Commit(const WriteBatch& batch) {
         absl::StrCat("batch revision ", batch.revision,
                      " is not greater than the store's revision ", revision_));
   }
+  if (!batch.upserted_workload_events.empty() &&
+      batch.upserted_workload_events.size() !=
+          batch.upserted_workloads.size()) {
+    return absl::InvalidArgumentError(
+        "upserted_workload_events: one per upserted workload, or none");
+  }
   // Nothing below can fail, so the batch applies entirely or (above) not at
   // all.
   for (const ConfigObject& object : batch.upserted_objects) {
@@ -51,7 +57,7 @@ absl::Status MemoryStore::Commit(const WriteBatch& batch) {
   for (const PodTemplate& t : batch.added_templates) {
     templates_[t.workload_uid][t.pod_set] = t.template_json;
   }
-  for (const Event& event : batch.events) {
+  for (const Event& event : batch.AllEvents()) {
     Event stored = event;
     stored.revision = batch.revision;
     events_.push_back(std::move(stored));

@@ -47,6 +47,17 @@ absl::Status FillPodTemplates(Workload& workload,
   return absl::OkStatus();
 }
 
+std::vector<Event> WriteBatch::AllEvents() const {
+  std::vector<Event> out = events;
+  for (size_t i = 0;
+       i < upserted_workload_events.size() && i < upserted_workloads.size();
+       ++i) {
+    out.push_back(
+        {revision, upserted_workload_events[i], upserted_workloads[i]});
+  }
+  return out;
+}
+
 absl::Status Store::AttachPodTemplates(Workload& workload) {
   if (!NeedsPodTemplates(workload)) return absl::OkStatus();
   absl::StatusOr<std::vector<PodTemplate>> templates =

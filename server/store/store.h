@@ -57,12 +57,21 @@ struct WriteBatch {
   // Workloads in any state; finished ones stay stored for Get/List and are
   // not returned by Load().
   std::vector<Workload> upserted_workloads;
+  // The watch event each upserted workload makes, one per workload in the
+  // same order, or none at all: an engine batch's change to a workload is
+  // both its new row and its event, so it is copied and serialized once
+  // for both. Recorded after `events`.
+  std::vector<Event::Type> upserted_workload_events;
   std::vector<NamespacedName> deleted_workloads;
   // Templates of the workloads this batch creates (DetachPodTemplates).
   // Written after the deletions: a workload deleted and created again in
   // one batch keeps its new templates.
   std::vector<PodTemplate> added_templates;
   std::vector<Event> events;
+
+  // The events the batch records, in order: `events`, then one per upserted
+  // workload with upserted_workload_events (copies of the workloads).
+  std::vector<Event> AllEvents() const;
 };
 
 // What a starting engine needs to rebuild its state.

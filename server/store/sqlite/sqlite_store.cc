@@ -437,13 +437,21 @@ absl::Status SqliteStore::Commit(const WriteBatch& batch) {
         absl::StrCat("batch revision ", batch.revision,
                      " is not greater than the store's revision ", revision_));
   }
+  if (!batch.upserted_workload_events.empty() &&
+      batch.upserted_workload_events.size() !=
+          batch.upserted_workloads.size()) {
+    return absl::InvalidArgumentError(
+        "upserted_workload_events: one per upserted workload, or none");
+  }
   // Every write below happens inside `txn`; any early return rolls all of
   // it back, so the batch applies entirely or not at all.
   KQ_ASSIGN_OR_RETURN(sqlite::Transaction txn,
                       sqlite::Transaction::Begin(*transaction_statements_));
   KQ_RETURN_IF_ERROR(WriteRows(batch));
   const int64_t event_count =
-      event_count_ + static_cast<int64_t>(batch.events.size());
+      event_count_ +
+      static_cast<int64_t>(batch.events.size() +
+                           batch.upserted_workload_events.size());
   KQ_ASSIGN_OR_RETURN(int64_t pruned, PruneEvents(event_count, batch.revision));
   KQ_RETURN_IF_ERROR(txn.Commit());
   revision_ = batch.revision;
@@ -477,11 +485,9 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     query.Bind(KindName(key.kind)).Bind(key.namespace_name).Bind(key.name);
     KQ_RETURN_IF_ERROR(query.Run());
   }
-  // A batch's event for a workload usually carries the very row written for
-  // it; its body is serialized once for both.
-  absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>,
-                      std::pair<const Workload*, std::string>>
-      bodies;
+  // A workload's change is usually both its row and its event: its body
+  // is serialized once for both.
+  std::vector<std::string> event_bodies;
   for (const Workload& workload : batch.upserted_workloads) {
     const WorkloadState state = StateOf(workload);
     KQ_ASSIGN_OR_RETURN(std::string body,
@@ -498,8 +504,9 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
         .Bind(workload.meta.revision)
         .BindBlob(body);
     KQ_RETURN_IF_ERROR(query.Run());
-    bodies[{workload.meta.namespace_name, workload.meta.name}] = {
-        &workload, std::move(body)};
+    if (!batch.upserted_workload_events.empty()) {
+      event_bodies.push_back(std::move(body));
+    }
   }
   for (const NamespacedName& key : batch.deleted_workloads) {
     Query templates(db, s.delete_workload_pod_templates.get(),
@@ -515,38 +522,38 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     query.Bind(t.workload_uid).Bind(int64_t{t.pod_set}).Bind(t.template_json);
     KQ_RETURN_IF_ERROR(query.Run());
   }
-  for (size_t seq = 0; seq < batch.events.size(); ++seq) {
-    const Event& event = batch.events[seq];
-    const char* kind;
-    const ObjectMeta* meta;
-    std::string body;
-    if (const auto* workload = std::get_if<Workload>(&event.object)) {
-      kind = KindName(ObjectKind::kWorkload);
-      meta = &workload->meta;
-      auto row =
-          bodies.find(std::make_pair(absl::string_view(meta->namespace_name),
-                                     absl::string_view(meta->name)));
-      if (row != bodies.end() && *row->second.first == *workload) {
-        body = row->second.second;
-      } else {
-        KQ_ASSIGN_OR_RETURN(
-            body, Serialize(codec::ToStoredProto(*workload), "event"));
-      }
-    } else {
-      const ConfigObject& object = std::get<ConfigObject>(event.object);
-      kind = KindName(KindOf(object));
-      meta = &MetaOf(object);
-      KQ_ASSIGN_OR_RETURN(body, Serialize(codec::ToProto(object), "event"));
-    }
+  int64_t seq = 0;
+  auto write_event = [&](Event::Type type, const char* kind,
+                         const ObjectMeta& meta,
+                         const std::string& body) -> absl::Status {
     Query query(db, s.insert_event.get(), "write event");
     query.Bind(batch.revision)
-        .Bind(static_cast<int64_t>(seq))
-        .Bind(EventTypeName(event.type))
+        .Bind(seq++)
+        .Bind(EventTypeName(type))
         .Bind(kind)
-        .Bind(meta->namespace_name)
-        .Bind(meta->name)
+        .Bind(meta.namespace_name)
+        .Bind(meta.name)
         .BindBlob(body);
-    KQ_RETURN_IF_ERROR(query.Run());
+    return query.Run();
+  };
+  for (const Event& event : batch.events) {
+    std::string body;
+    if (const auto* workload = std::get_if<Workload>(&event.object)) {
+      KQ_ASSIGN_OR_RETURN(body,
+                          Serialize(codec::ToStoredProto(*workload), "event"));
+      KQ_RETURN_IF_ERROR(write_event(
+          event.type, KindName(ObjectKind::kWorkload), workload->meta, body));
+    } else {
+      const ConfigObject& object = std::get<ConfigObject>(event.object);
+      KQ_ASSIGN_OR_RETURN(body, Serialize(codec::ToProto(object), "event"));
+      KQ_RETURN_IF_ERROR(write_event(event.type, KindName(KindOf(object)),
+                                     MetaOf(object), body));
+    }
+  }
+  for (size_t i = 0; i < event_bodies.size(); ++i) {
+    KQ_RETURN_IF_ERROR(write_event(
+        batch.upserted_workload_events[i], KindName(ObjectKind::kWorkload),
+        batch.upserted_workloads[i].meta, event_bodies[i]));
   }
   Query query(db, s.update_revision.get(), "write revision");
   query.Bind(batch.revision);

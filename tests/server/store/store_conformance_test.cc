@@ -531,6 +531,39 @@ TYPED_TEST(StoreConformanceTest, TemplatesGoWithTheirWorkload) {
               StatusIs(absl::StatusCode::kInternal));
 }
 
+// An upserted workload's change is also its event, recorded after the
+// batch's other events, in order.
+TYPED_TEST(StoreConformanceTest, UpsertedWorkloadsMakeTheirOwnEvents) {
+  Store& store = *this->store_;
+  const ConfigObject ns = NamespaceBuilder("ns").Revision(1).Build();
+  WriteBatch batch;
+  batch.revision = 1;
+  batch.events = {MakeEvent(Event::Type::kAdded, ns)};
+  batch.upserted_workloads = {PendingWorkload("ns", "b", 1),
+                              AdmittedWorkload("ns", "a", 1)};
+  batch.upserted_workload_events = {Event::Type::kAdded,
+                                    Event::Type::kModified};
+  ASSERT_OK(store.Commit(batch));
+  EXPECT_THAT(
+      store.ReadEvents(0, 10),
+      IsOkAndHolds(ElementsAre(
+          EventIs(1, Event::Type::kAdded, ns),
+          EventIs(1, Event::Type::kAdded, PendingWorkload("ns", "b", 1)),
+          EventIs(1, Event::Type::kModified, AdmittedWorkload("ns", "a", 1)))));
+
+  // One event type per upserted workload, or none: anything else is
+  // refused and writes nothing.
+  WriteBatch mismatched;
+  mismatched.revision = 2;
+  mismatched.upserted_workloads = {PendingWorkload("ns", "c", 2)};
+  mismatched.upserted_workload_events = {Event::Type::kAdded,
+                                         Event::Type::kAdded};
+  EXPECT_THAT(store.Commit(mismatched),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(store.GetWorkload({"ns", "c"}), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(store.ReadEvents(1, 10), IsOkAndHolds(IsEmpty()));
+}
+
 TYPED_TEST(StoreConformanceTest, StaleRevisionIsRefusedAndWritesNothing) {
   Store& store = *this->store_;
   WriteBatch first = EventBatch(5, 1);
