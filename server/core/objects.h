@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
+#include "server/core/boxed.h"
 #include "server/core/quantity.h"
 
 namespace kq {
@@ -363,17 +364,17 @@ struct Workload {
   bool active = true;
   std::optional<int32_t> maximum_execution_time_seconds;
 
-  std::optional<Admission> admission;
+  Boxed<Admission> admission;
   std::vector<Condition> conditions;
   std::vector<AdmissionCheckState> admission_checks;
   std::optional<int32_t> requeue_count;
-  std::optional<absl::Time> requeue_at;
+  Boxed<absl::Time> requeue_at;
   // Attached while a runner holds a lease on the admitted workload.
-  std::optional<Runner> runner;
+  Boxed<Runner> runner;
   // Set while the workload is evicted but still holds its quota, waiting
   // for its runner to confirm it stopped: the quota is released then, when
   // the runner's lease lapses, or at this time, whichever comes first.
-  std::optional<absl::Time> stop_deadline;
+  Boxed<absl::Time> stop_deadline;
   // status.reclaimablePods: pod set name -> pods whose resources are no
   // longer needed. They leave the quota a pending workload asks for and
   // the quota an admitted one holds (PodSetsCountsAfterReclaim).
