@@ -90,7 +90,7 @@ int RunSimulate(const SimulateOptions& options, std::ostream& out,
         }
         scenario.objects.push_back(*std::move(object));
       } else if (doc.workload.has_value()) {
-        absl::StatusOr<Workload> wl = codec::FromProto(*doc.workload);
+        absl::StatusOr<Workload> wl = codec::FromClientProto(*doc.workload);
         if (!wl.ok()) {
           err << "error: " << DocumentName(source, doc) << ": "
               << wl.status().message() << "\n";

@@ -10,7 +10,8 @@ namespace kq {
 // objects leave unset, which then costs a pointer instead of the value's
 // size. kqd holds every pending workload in memory, and a pending one has
 // no admission, runner or deadlines. Copies are deep; comparison compares
-// values.
+// values. Unlike std::optional, a moved-from Boxed is empty, and comparing
+// with a T makes a Boxed of it first.
 template <typename T>
 class Boxed {
  public:

@@ -192,18 +192,21 @@ void Engine::RunBatch(std::deque<Command>& commands) {
   std::vector<Reply> replies;
   replies.swap(replies_);
   for (Reply& reply : replies) reply(commit);
-  // Replies may read workloads that finished in this batch; now forget them.
+  // Replies may read workloads that finished in this batch, and the
+  // templates of those it created; now forget them.
   finished_in_batch_.clear();
+  batch_templates_.clear();
 }
 
 absl::Status Engine::CommitBatch() {
   admission::Changes changes = state_.TakeChanges();
   store::WriteBatch batch;
-  for (auto& [uid, templates] : batch_templates_) {
-    std::move(templates.begin(), templates.end(),
-              std::back_inserter(batch.added_templates));
+  // Kept until the batch's replies are sent (RunBatch): the events and
+  // answers about a workload it created need no read of what it wrote.
+  for (const auto& [uid, templates] : batch_templates_) {
+    batch.added_templates.insert(batch.added_templates.end(), templates.begin(),
+                                 templates.end());
   }
-  batch_templates_.clear();
   if (changes.empty()) {
     return absl::OkStatus();
   }
@@ -249,7 +252,8 @@ absl::Status Engine::CommitBatch() {
   events.reserve(events.size() + batch.upserted_workloads.size());
   for (size_t i = 0; i < batch.upserted_workloads.size(); ++i) {
     Workload& wl = batch.upserted_workloads[i];
-    if (absl::Status s = store_.AttachPodTemplates(wl); !s.ok()) {
+    // Committed: the event is published whatever this read gives.
+    if (absl::Status s = AttachPodTemplates(wl); !s.ok()) {
       spdlog::error("watch event of revision {}: {}", revision_, s.ToString());
     }
     events.push_back(
@@ -348,11 +352,11 @@ absl::StatusOr<ApplyResult> Engine::DoSubmit(Workload wl, bool from_apply) {
   const Workload& added = state_.AddWorkload(
       std::move(wl), uid, batch_now_ + absl::Nanoseconds(submitted_++));
   ApplyResult result{"created", added, {}};
-  if (!templates.empty()) {
-    KQ_RETURN_IF_ERROR(
-        store::FillPodTemplates(std::get<Workload>(result.object), templates));
-    batch_templates_[uid] = std::move(templates);
-  }
+  if (templates.empty()) return result;
+  std::vector<store::PodTemplate>& kept = batch_templates_[uid];
+  kept = std::move(templates);
+  KQ_RETURN_IF_ERROR(
+      store::FillPodTemplates(std::get<Workload>(result.object), kept));
   return result;
 }
 
@@ -822,7 +826,6 @@ absl::StatusOr<std::optional<AdmitOutcome>> Engine::Decide(
     return outcome;
   }
   outcome.view = state_.ViewOf(*wl);
-  KQ_RETURN_IF_ERROR(AttachPodTemplates(outcome.view.workload));
   if (!wl->active) {
     outcome.kind = AdmitOutcome::Kind::kDeactivated;
     if (const Condition* c = FindCondition(wl->conditions, kConditionEvicted)) {
@@ -885,20 +888,22 @@ void Engine::ResolveWaiters() {
                              /*stopped=*/false, batch_now_);
         if (attached.ok()) {
           (*outcome)->view = state_.ViewOf(attached->workload);
-          absl::Status s = AttachPodTemplates((*outcome)->view.workload);
-          if (!s.ok()) outcome = s;
         } else {
           outcome = attached.status();
         }
       }
       waiter_deadlines_.erase({waiter.wait.deadline, waiter.id});
       waiter_keys_.erase(waiter.id);
+      // The templates are read once the answer is decided and committed.
       replies_.push_back(
-          [done = std::move(waiter.done),
-           outcome = std::move(outcome)](const absl::Status& commit) {
+          [this, done = std::move(waiter.done),
+           outcome = std::move(outcome)](const absl::Status& commit) mutable {
             if (!commit.ok()) return done(commit);
-            done(outcome.ok() ? absl::StatusOr<AdmitOutcome>(**outcome)
-                              : absl::StatusOr<AdmitOutcome>(outcome.status()));
+            if (!outcome.ok()) return done(outcome.status());
+            AdmitOutcome answer = **std::move(outcome);
+            absl::Status attached = AttachPodTemplates(answer.view.workload);
+            if (!attached.ok()) return done(attached);
+            done(std::move(answer));
           });
     }
     if (still_waiting.empty()) {

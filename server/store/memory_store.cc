@@ -31,12 +31,7 @@ absl::Status MemoryStore::Commit(const WriteBatch& batch) {
         absl::StrCat("batch revision ", batch.revision,
                      " is not greater than the store's revision ", revision_));
   }
-  if (!batch.upserted_workload_events.empty() &&
-      batch.upserted_workload_events.size() !=
-          batch.upserted_workloads.size()) {
-    return absl::InvalidArgumentError(
-        "upserted_workload_events: one per upserted workload, or none");
-  }
+  KQ_RETURN_IF_ERROR(batch.CheckShape());
   // Nothing below can fail, so the batch applies entirely or (above) not at
   // all.
   for (const ConfigObject& object : batch.upserted_objects) {
@@ -121,13 +116,7 @@ absl::StatusOr<std::vector<Event>> MemoryStore::ReadEvents(
     }
   }
   std::vector<Event> out(begin, end);
-  for (Event& event : out) {
-    if (auto* workload = std::get_if<Workload>(&event.object)) {
-      // A workload deleted since has no templates left: its event goes
-      // without them.
-      AttachPodTemplates(*workload).IgnoreError();
-    }
-  }
+  KQ_RETURN_IF_ERROR(AttachEventTemplates(out));
   return out;
 }
 

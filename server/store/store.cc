@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace kq::store {
@@ -56,6 +57,35 @@ std::vector<Event> WriteBatch::AllEvents() const {
         {revision, upserted_workload_events[i], upserted_workloads[i]});
   }
   return out;
+}
+
+absl::Status WriteBatch::CheckShape() const {
+  if (!upserted_workload_events.empty() &&
+      upserted_workload_events.size() != upserted_workloads.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "upserted_workload_events: ", upserted_workload_events.size(), " for ",
+        upserted_workloads.size(),
+        " upserted workloads; one per workload, or none"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Store::AttachEventTemplates(std::vector<Event>& events) {
+  absl::flat_hash_map<std::string, std::vector<PodTemplate>> read;
+  for (Event& event : events) {
+    auto* workload = std::get_if<Workload>(&event.object);
+    if (workload == nullptr || !NeedsPodTemplates(*workload)) continue;
+    auto it = read.find(workload->meta.uid);
+    if (it == read.end()) {
+      absl::StatusOr<std::vector<PodTemplate>> templates =
+          ReadPodTemplates(workload->meta.uid);
+      if (!templates.ok()) return templates.status();
+      it = read.emplace(workload->meta.uid, *std::move(templates)).first;
+    }
+    // None left: the workload was deleted since.
+    FillPodTemplates(*workload, it->second).IgnoreError();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Store::AttachPodTemplates(Workload& workload) {

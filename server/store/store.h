@@ -64,14 +64,17 @@ struct WriteBatch {
   std::vector<Event::Type> upserted_workload_events;
   std::vector<NamespacedName> deleted_workloads;
   // Templates of the workloads this batch creates (DetachPodTemplates).
-  // Written after the deletions: a workload deleted and created again in
-  // one batch keeps its new templates.
+  // A workload's uid never changes under its name: a name is created again
+  // only after a batch deleted its row, with its templates.
   std::vector<PodTemplate> added_templates;
   std::vector<Event> events;
 
   // The events the batch records, in order: `events`, then one per upserted
   // workload with upserted_workload_events (copies of the workloads).
   std::vector<Event> AllEvents() const;
+  // InvalidArgument unless upserted_workload_events is empty or has one
+  // type per upserted workload. Commit checks it before writing anything.
+  absl::Status CheckShape() const;
 };
 
 // What a starting engine needs to rebuild its state.
@@ -129,6 +132,12 @@ class Store {
   // Oldest revision whose events are still retained (0 if none). Events of
   // older revisions were pruned.
   virtual absl::StatusOr<int64_t> OldestEventRevision() = 0;
+
+ protected:
+  // AttachPodTemplates for the workloads of read events, reading each uid
+  // once. A workload deleted since has no templates left: its events go
+  // without them. Read errors are returned.
+  absl::Status AttachEventTemplates(std::vector<Event>& events);
 };
 
 }  // namespace kq::store

@@ -437,12 +437,7 @@ absl::Status SqliteStore::Commit(const WriteBatch& batch) {
         absl::StrCat("batch revision ", batch.revision,
                      " is not greater than the store's revision ", revision_));
   }
-  if (!batch.upserted_workload_events.empty() &&
-      batch.upserted_workload_events.size() !=
-          batch.upserted_workloads.size()) {
-    return absl::InvalidArgumentError(
-        "upserted_workload_events: one per upserted workload, or none");
-  }
+  KQ_RETURN_IF_ERROR(batch.CheckShape());
   // Every write below happens inside `txn`; any early return rolls all of
   // it back, so the batch applies entirely or not at all.
   KQ_ASSIGN_OR_RETURN(sqlite::Transaction txn,
@@ -485,8 +480,8 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     query.Bind(KindName(key.kind)).Bind(key.namespace_name).Bind(key.name);
     KQ_RETURN_IF_ERROR(query.Run());
   }
-  // A workload's change is usually both its row and its event: its body
-  // is serialized once for both.
+  // With upserted_workload_events, a workload's change is both its row and
+  // its event: its body is serialized once for both.
   std::vector<std::string> event_bodies;
   for (const Workload& workload : batch.upserted_workloads) {
     const WorkloadState state = StateOf(workload);
@@ -649,13 +644,7 @@ absl::StatusOr<std::vector<Event>> SqliteStore::ReadEvents(
     }
     out.push_back(std::move(event));
   }
-  for (Event& event : out) {
-    if (auto* workload = std::get_if<Workload>(&event.object)) {
-      // A workload deleted since has no templates left: its event goes
-      // without them.
-      AttachPodTemplates(*workload).IgnoreError();
-    }
-  }
+  KQ_RETURN_IF_ERROR(AttachEventTemplates(out));
   return out;
 }
 

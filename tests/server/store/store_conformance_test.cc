@@ -497,8 +497,8 @@ TYPED_TEST(StoreConformanceTest, TemplatesGoWithTheirWorkload) {
   first.events = {MakeEvent(Event::Type::kAdded, old)};
   ASSERT_OK(store.Commit(first));
 
-  // Deleted and created again under the same name in one batch: the new
-  // workload has its own template, the old one's events none.
+  // Deleted, then created again under the same name with a new uid: the
+  // new workload has its own template, the old one's events none.
   Workload renewed = WithTemplate("a", "uid-2", R"({"new":true})", 2);
   WriteBatch second;
   second.revision = 2;
