@@ -121,12 +121,12 @@ absl::StatusOr<std::vector<Event>> MemoryStore::ReadEvents(
 }
 
 absl::StatusOr<std::vector<PodTemplate>> MemoryStore::ReadPodTemplates(
-    const std::string& workload_uid) {
+    const NamespacedName& key, const std::string& workload_uid) {
   std::vector<PodTemplate> out;
   auto it = templates_.find(workload_uid);
   if (it == templates_.end()) return out;
   for (const auto& [pod_set, text] : it->second) {
-    out.push_back({workload_uid, pod_set, text});
+    out.push_back({key, workload_uid, pod_set, text});
   }
   return out;
 }

@@ -54,7 +54,7 @@ class MemoryStore final : public Store {
                                                 size_t limit) override;
   absl::StatusOr<int64_t> OldestEventRevision() override;
   absl::StatusOr<std::vector<PodTemplate>> ReadPodTemplates(
-      const std::string& workload_uid) override;
+      const NamespacedName& key, const std::string& workload_uid) override;
 
  private:
   void PruneEvents();

@@ -12,7 +12,7 @@ std::vector<PodTemplate> DetachPodTemplates(Workload& workload) {
   for (size_t i = 0; i < workload.pod_sets.size(); ++i) {
     PodSet& ps = workload.pod_sets[i];
     if (ps.template_json.empty()) continue;
-    out.push_back({workload.meta.uid, static_cast<int32_t>(i),
+    out.push_back({KeyOf(workload), workload.meta.uid, static_cast<int32_t>(i),
                    std::move(ps.template_json)});
     ps.template_json.clear();
     ps.template_on_disk = true;
@@ -78,7 +78,7 @@ absl::Status Store::AttachEventTemplates(std::vector<Event>& events) {
     auto it = read.find(workload->meta.uid);
     if (it == read.end()) {
       absl::StatusOr<std::vector<PodTemplate>> templates =
-          ReadPodTemplates(workload->meta.uid);
+          ReadPodTemplates(KeyOf(*workload), workload->meta.uid);
       if (!templates.ok()) return templates.status();
       it = read.emplace(workload->meta.uid, *std::move(templates)).first;
     }
@@ -91,7 +91,7 @@ absl::Status Store::AttachEventTemplates(std::vector<Event>& events) {
 absl::Status Store::AttachPodTemplates(Workload& workload) {
   if (!NeedsPodTemplates(workload)) return absl::OkStatus();
   absl::StatusOr<std::vector<PodTemplate>> templates =
-      ReadPodTemplates(workload.meta.uid);
+      ReadPodTemplates(KeyOf(workload), workload.meta.uid);
   if (!templates.ok()) return templates.status();
   return FillPodTemplates(workload, *std::move(templates));
 }

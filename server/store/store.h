@@ -26,10 +26,11 @@ struct Event {
 // kqd holds the workloads it schedules in memory but not their templates,
 // which admission never reads. A workload's row marks each such pod set
 // (PodSet::template_on_disk) and carries no text for it. Templates never
-// change once written; they go when their workload's row is deleted. They
-// are keyed by the workload's uid, so a workload deleted and created again
-// under its name never shows the other one's templates.
+// change once written; they go when their workload's row is deleted. A
+// read asks for a workload's uid too, so a workload deleted and created
+// again under its name never shows the other one's templates.
 struct PodTemplate {
+  NamespacedName workload;
   std::string workload_uid;
   int32_t pod_set = 0;  // index in spec.podSets
   std::string template_json;
@@ -119,10 +120,10 @@ class Store {
   virtual absl::StatusOr<std::vector<Event>> ReadEvents(int64_t after_revision,
                                                         size_t limit) = 0;
 
-  // The templates kept on disk for the workload of uid `workload_uid`, in
-  // pod set order; empty when it has none.
+  // The templates kept on disk for the workload `key` of uid
+  // `workload_uid`, in pod set order; empty when it has none.
   virtual absl::StatusOr<std::vector<PodTemplate>> ReadPodTemplates(
-      const std::string& workload_uid) = 0;
+      const NamespacedName& key, const std::string& workload_uid) = 0;
 
   // Puts the text of each template of `workload` kept on disk back into its
   // pod set (no read when none lacks its text). Internal when the store

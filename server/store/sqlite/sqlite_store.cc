@@ -514,7 +514,11 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
   }
   for (const PodTemplate& t : batch.added_templates) {
     Query query(db, s.insert_pod_template.get(), "write pod template");
-    query.Bind(t.workload_uid).Bind(int64_t{t.pod_set}).Bind(t.template_json);
+    query.Bind(t.workload.first)
+        .Bind(t.workload.second)
+        .Bind(int64_t{t.pod_set})
+        .Bind(t.workload_uid)
+        .Bind(t.template_json);
     KQ_RETURN_IF_ERROR(query.Run());
   }
   int64_t seq = 0;
@@ -649,15 +653,16 @@ absl::StatusOr<std::vector<Event>> SqliteStore::ReadEvents(
 }
 
 absl::StatusOr<std::vector<PodTemplate>> SqliteStore::ReadPodTemplates(
-    const std::string& workload_uid) {
+    const NamespacedName& key, const std::string& workload_uid) {
   std::vector<PodTemplate> out;
   Query query(db_.get(), statements_->select_pod_templates.get(),
               "read pod templates");
-  query.Bind(workload_uid);
+  query.Bind(key.first).Bind(key.second).Bind(workload_uid);
   while (true) {
     KQ_ASSIGN_OR_RETURN(bool row, query.Step());
     if (!row) break;
-    out.push_back({workload_uid, static_cast<int32_t>(query.ColumnInt64(0)),
+    out.push_back({key, workload_uid,
+                   static_cast<int32_t>(query.ColumnInt64(0)),
                    query.ColumnText(1)});
   }
   return out;

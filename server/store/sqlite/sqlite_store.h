@@ -67,7 +67,7 @@ class SqliteStore final : public Store {
                                                 size_t limit) override;
   absl::StatusOr<int64_t> OldestEventRevision() override;
   absl::StatusOr<std::vector<PodTemplate>> ReadPodTemplates(
-      const std::string& workload_uid) override;
+      const NamespacedName& key, const std::string& workload_uid) override;
 
  private:
   // The store's prepared statements, prepared once in Open.

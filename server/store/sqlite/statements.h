@@ -51,17 +51,17 @@ inline constexpr char kSelectFinishedWorkloadsInNamespace[] =
     "SELECT namespace, name, body FROM workloads "
     "WHERE finished = 1 AND namespace = ?1 ORDER BY name";
 
-// Pod templates (migrations/0002_pod_templates.sql).
+// Pod templates (migrations/0002_pod_templates.sql, 0003).
 inline constexpr char kInsertPodTemplate[] =
-    "INSERT OR REPLACE INTO pod_templates (workload_uid, pod_set, template) "
-    "VALUES (?1, ?2, ?3)";
+    "INSERT OR REPLACE INTO pod_templates "
+    "(namespace, name, pod_set, workload_uid, template) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
 inline constexpr char kSelectPodTemplates[] =
-    "SELECT pod_set, template FROM pod_templates WHERE workload_uid = ?1 "
+    "SELECT pod_set, template FROM pod_templates "
+    "WHERE namespace = ?1 AND name = ?2 AND workload_uid = ?3 "
     "ORDER BY pod_set";
-// Before its workload's row is deleted.
 inline constexpr char kDeleteWorkloadPodTemplates[] =
-    "DELETE FROM pod_templates WHERE workload_uid IN "
-    "(SELECT uid FROM workloads WHERE namespace = ?1 AND name = ?2)";
+    "DELETE FROM pod_templates WHERE namespace = ?1 AND name = ?2";
 
 // Events.
 inline constexpr char kInsertEvent[] =

@@ -54,8 +54,8 @@ class FaultyStore : public store::Store {
     return base_.OldestEventRevision();
   }
   absl::StatusOr<std::vector<store::PodTemplate>> ReadPodTemplates(
-      const std::string& uid) override {
-    return base_.ReadPodTemplates(uid);
+      const NamespacedName& key, const std::string& uid) override {
+    return base_.ReadPodTemplates(key, uid);
   }
 
  private:

@@ -163,6 +163,35 @@ TEST_F(MigratorTest, StrictTablesRefuseWrongTypes) {
               StatusIs(absl::StatusCode::kInternal, HasSubstr("NOT NULL")));
 }
 
+// 0003 keys pod templates by their workload's name; the templates 0002
+// stored by uid move along (a template without a workload row has nothing
+// to belong to and goes).
+TEST_F(MigratorTest, PodTemplatesMoveToTheirWorkloadsName) {
+  const std::vector<migrations::Migration>& all = migrations::All();
+  ASSERT_GE(all.size(), 3u);
+  ASSERT_OK(sqlite::Migrate(
+      db(), std::vector<migrations::Migration>(all.begin(), all.begin() + 2)));
+  ASSERT_OK(sqlite::Exec(
+      db(),
+      "INSERT INTO workloads (namespace, name, uid, queue_name, priority, "
+      "creation_time_us, state, finished, revision, body) VALUES "
+      "('ns', 'a', 'uid-a', 'lq', 0, 0, 'Pending', 0, 1, x'')",
+      "insert workload"));
+  ASSERT_OK(sqlite::Exec(db(),
+                         "INSERT INTO pod_templates (workload_uid, pod_set, "
+                         "template) VALUES ('uid-a', 1, '{\"a\":1}'), "
+                         "('uid-gone', 0, '{}')",
+                         "insert templates"));
+  ASSERT_OK(sqlite::Migrate(db(), all));
+  EXPECT_THAT(QueryText(db(),
+                        "SELECT namespace || '/' || name || ' ' || pod_set || "
+                        "' ' || workload_uid || ' ' || template FROM "
+                        "pod_templates"),
+              IsOkAndHolds("ns/a 1 uid-a {\"a\":1}"));
+  EXPECT_THAT(QueryInt(db(), "SELECT COUNT(*) FROM pod_templates"),
+              IsOkAndHolds(1));
+}
+
 TEST_F(MigratorTest, AppliesOnlyMigrationsNewerThanTheDatabase) {
   const std::vector<migrations::Migration> v1 = {
       {1, "0001_a", "CREATE TABLE a (x INTEGER NOT NULL) STRICT;"}};
@@ -587,15 +616,15 @@ TEST(SqliteQueryPlanTest, ActiveWorkloadsAreReadThroughTheIndex) {
 
 // Templates are read and deleted by key, never by scanning the table.
 TEST(SqliteQueryPlanTest, TemplatesAreFoundByKey) {
-  std::string plan = QueryPlan(sqlite::kSelectPodTemplates);
-  EXPECT_THAT(plan, HasSubstr("SEARCH pod_templates USING PRIMARY KEY "
-                              "(workload_uid=?)"));
-  EXPECT_THAT(plan, Not(HasSubstr("TEMP B-TREE")));
-  EXPECT_THAT(plan, Not(HasSubstr("SCAN")));
-  plan = QueryPlan(sqlite::kDeleteWorkloadPodTemplates);
-  EXPECT_THAT(plan, HasSubstr("SEARCH pod_templates USING PRIMARY KEY "
-                              "(workload_uid=?)"));
-  EXPECT_THAT(plan, Not(HasSubstr("SCAN")));
+  for (const char* sql :
+       {sqlite::kSelectPodTemplates, sqlite::kDeleteWorkloadPodTemplates}) {
+    SCOPED_TRACE(sql);
+    const std::string plan = QueryPlan(sql);
+    EXPECT_THAT(plan, HasSubstr("SEARCH pod_templates USING PRIMARY KEY "
+                                "(namespace=? AND name=?)"));
+    EXPECT_THAT(plan, Not(HasSubstr("TEMP B-TREE")));
+    EXPECT_THAT(plan, Not(HasSubstr("SCAN")));
+  }
 }
 
 }  // namespace

@@ -443,7 +443,8 @@ TYPED_TEST(StoreConformanceTest, TemplatesStayOnDiskApartFromTheirWorkload) {
   const Workload full = WithTemplate("a", "uid-a", json, 1);
   Workload detached = full;
   std::vector<PodTemplate> templates = DetachPodTemplates(detached);
-  ASSERT_EQ(templates, (std::vector<PodTemplate>{{"uid-a", 0, json}}));
+  ASSERT_EQ(templates,
+            (std::vector<PodTemplate>{{{"ns", "a"}, "uid-a", 0, json}}));
   EXPECT_TRUE(detached.pod_sets[0].template_on_disk);
   EXPECT_EQ(detached.pod_sets[0].template_json, "");
   EXPECT_FALSE(detached.pod_sets[1].template_on_disk);
@@ -460,9 +461,10 @@ TYPED_TEST(StoreConformanceTest, TemplatesStayOnDiskApartFromTheirWorkload) {
   attached.pod_sets[0].template_on_disk = true;
   ASSERT_OK_AND_ASSIGN(LoadedState state, store.Load());
   EXPECT_THAT(state.active_workloads, ElementsAre(detached));
-  EXPECT_THAT(store.ReadPodTemplates("uid-a"),
+  EXPECT_THAT(store.ReadPodTemplates({"ns", "a"}, "uid-a"),
               IsOkAndHolds(ElementsAre(templates[0])));
-  EXPECT_THAT(store.ReadPodTemplates("uid-b"), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(store.ReadPodTemplates({"ns", "a"}, "uid-b"),
+              IsOkAndHolds(IsEmpty()));
   EXPECT_THAT(store.GetWorkload({"ns", "a"}), IsOkAndHolds(Optional(attached)));
   EXPECT_THAT(
       store.ReadEvents(0, 10),
@@ -510,7 +512,8 @@ TYPED_TEST(StoreConformanceTest, TemplatesGoWithTheirWorkload) {
   third.upserted_workloads = {renewed};
   ASSERT_OK(store.Commit(third));
 
-  EXPECT_THAT(store.ReadPodTemplates("uid-1"), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(store.ReadPodTemplates({"ns", "a"}, "uid-1"),
+              IsOkAndHolds(IsEmpty()));
   ASSERT_OK_AND_ASSIGN(std::optional<Workload> read,
                        store.GetWorkload({"ns", "a"}));
   ASSERT_TRUE(read.has_value());
