@@ -4,9 +4,6 @@
 
 #include "server/daemon/daemon.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -16,12 +13,14 @@
 #include "server/core/config.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::daemon {
 namespace {
 
 using ::kq::testing::IsOkAndHolds;
 using ::kq::testing::Qty;
+using ::kq::testing::ScopedTempDir;
 using ::kq::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -32,28 +31,15 @@ constexpr char kWantOneConfiguration[] =
 
 class ReadConfigurationFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern =
-        (std::filesystem::path(::testing::TempDir()) / "kq_config_XXXXXX")
-            .string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
   // Writes `text` to a file in the test's directory; returns its path.
   std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = (std::filesystem::path(dir_) / name).string();
+    const std::string path = dir_.File(name);
     std::ofstream out(path);
     out << text;
     return path;
   }
 
-  std::string dir_;
+  ScopedTempDir dir_{"kq_config"};
 };
 
 TEST_F(ReadConfigurationFileTest, V1beta2Configuration) {
@@ -116,7 +102,7 @@ TEST_F(ReadConfigurationFileTest, JsonConfiguration) {
 }
 
 TEST_F(ReadConfigurationFileTest, MissingFileIsNotFound) {
-  const std::string path = (std::filesystem::path(dir_) / "absent").string();
+  const std::string path = dir_.File("absent");
   EXPECT_THAT(
       ReadConfigurationFile(path),
       StatusIs(absl::StatusCode::kNotFound, "--config: cannot read " + path));

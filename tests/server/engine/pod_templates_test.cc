@@ -2,7 +2,6 @@
 // workload the engine answers with or publishes carries its template, on a
 // real SqliteStore and across a restart.
 
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +18,7 @@
 #include "tests/testing/builders.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::engine {
 namespace {
@@ -28,6 +28,7 @@ using ::kq::testing::ClusterQueueBuilder;
 using ::kq::testing::FakeClock;
 using ::kq::testing::LocalQueueBuilder;
 using ::kq::testing::ResourceFlavorBuilder;
+using ::kq::testing::ScopedTempDir;
 using ::kq::testing::StatusIs;
 using ::kq::testing::WorkloadBuilder;
 using ::testing::HasSubstr;
@@ -46,11 +47,6 @@ std::string TemplateOf(const Workload& wl) {
 class PodTemplatesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern =
-        (std::filesystem::path(::testing::TempDir()) / "kq_templates_XXXXXX")
-            .string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
     Start();
     // Quota for one workload of 3 cpu at a time; admission check "prov"
     // on a second ClusterQueue.
@@ -74,16 +70,13 @@ class PodTemplatesTest : public ::testing::Test {
   void TearDown() override {
     engine_.reset();
     store_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
   }
 
   void Start() {
     engine_.reset();
     store_.reset();
     absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
-        store::SqliteStore::Open((std::filesystem::path(dir_) / "kq.db"),
-                                 store::SqliteOptions{});
+        store::SqliteStore::Open(dir_.File("kq.db"), store::SqliteOptions{});
     ASSERT_OK(store.status());
     store_ = *std::move(store);
     engine_ = std::make_unique<Engine>(*store_, clock_);
@@ -106,7 +99,7 @@ class PodTemplatesTest : public ::testing::Test {
     return loaded.ok() ? loaded->active_workloads : std::vector<Workload>{};
   }
 
-  std::string dir_;
+  ScopedTempDir dir_{"kq_templates"};
   FakeClock clock_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<Engine> engine_;

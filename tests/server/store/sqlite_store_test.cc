@@ -4,8 +4,6 @@
 
 #include "server/store/sqlite/sqlite_store.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -24,6 +22,7 @@
 #include "server/store/sqlite/transaction.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::store {
 namespace {
@@ -34,6 +33,7 @@ using ::kq::testing::IsOkAndHolds;
 using ::kq::testing::LocalQueueBuilder;
 using ::kq::testing::NamespaceBuilder;
 using ::kq::testing::ResourceFlavorBuilder;
+using ::kq::testing::ScopedTempDir;
 using ::kq::testing::StatusIs;
 using ::kq::testing::WorkloadBuilder;
 using sqlite::DbHandle;
@@ -319,20 +319,6 @@ TEST(TransactionTest, RollsBackUnlessCommitted) {
 
 class SqliteStoreFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern =
-        (std::filesystem::path(::testing::TempDir()) / "kq_sqlite_XXXXXX")
-            .string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    path_ = (std::filesystem::path(dir_) / "kq.db").string();
-  }
-
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
   absl::StatusOr<std::unique_ptr<SqliteStore>> Open(
       SqliteOptions options = {}) {
     return SqliteStore::Open(path_, options);
@@ -345,8 +331,8 @@ class SqliteStoreFileTest : public ::testing::Test {
     return db.ok() ? std::move(*db) : nullptr;
   }
 
-  std::string dir_;
-  std::string path_;
+  ScopedTempDir dir_{"kq_sqlite"};
+  const std::string path_ = dir_.File("kq.db");
 };
 
 TEST_F(SqliteStoreFileTest, UsesWalAndTheLatestSchema) {
@@ -473,7 +459,7 @@ TEST_F(SqliteStoreFileTest, RefusesADatabaseNewerThanTheBinary) {
 }
 
 TEST_F(SqliteStoreFileTest, OpenFailsInAMissingDirectory) {
-  EXPECT_THAT(SqliteStore::Open(dir_ + "/missing/kq.db", SqliteOptions{}),
+  EXPECT_THAT(SqliteStore::Open(dir_.File("missing/kq.db"), SqliteOptions{}),
               StatusIs(absl::StatusCode::kInternal,
                        HasSubstr("unable to open database file")));
 }
