@@ -986,19 +986,15 @@ v1::ConfigObject ToProto(const ConfigObject& object) {
 
 absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto) {
   for (int i = 0; i < proto.spec().pod_sets_size(); ++i) {
+    // The store's own fields.
     const v1::PodSet& ps = proto.spec().pod_sets(i);
-    if (!ps.template_json().empty()) {
+    const char* field = !ps.template_json().empty() ? "templateJson"
+                        : ps.template_on_disk()     ? "templateOnDisk"
+                                                    : nullptr;
+    if (field != nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "spec.podSets[", i,
-          "].templateJson: set only by kqd's store; send the pod template in "
-          "spec.podSets[",
-          i, "].template"));
-    }
-    if (ps.template_on_disk()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "spec.podSets[", i,
-          "].templateOnDisk: set only by kqd's store; send the pod template "
-          "in spec.podSets[",
+          "spec.podSets[", i, "].", field,
+          ": set only by kqd's store; send the pod template in spec.podSets[",
           i, "].template"));
     }
   }

@@ -20,12 +20,12 @@ QueueKey KeyFor(const Workload& workload) {
 }
 
 bool Manager::SlotLess::operator()(const Slot& a, const Slot& b) const {
-  // QueueKey's order, its first fields read from the slots.
+  // QueueKey's order, its first fields read from the slots; ties (rare)
+  // are broken by the entries.
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
   if (a.entry == b.entry) return false;
-  return std::tie(a.entry->uid, *a.entry->workload) <
-         std::tie(b.entry->uid, *b.entry->workload);
+  return Before(*a.entry, *b.entry);
 }
 
 bool Manager::Before(const Entry& a, const Entry& b) {
