@@ -476,7 +476,17 @@ TEST(EngineBatchTest, AdmissionsAreCommittedSoonAfterThePassThatMadeThem) {
                        workloads)
                 .status());
   // Every workload is admitted, the first ones by the batch that submitted
-  // them and the last by a later one (a later revision).
+  // them and the last by a later one (a later revision). That later batch
+  // may still be running when Apply answers: wait for its events.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  for (int64_t seen = engine.event_log().revision(); absl::Now() < deadline;) {
+    ASSERT_OK_AND_ASSIGN(WorkloadView last, engine.GetWorkload({"ns", "w3"}));
+    if (StateOf(last.workload) == WorkloadState::kAdmitted) break;
+    ASSERT_OK_AND_ASSIGN(
+        std::vector<store::Event> events,
+        engine.event_log().Read(seen, 100, absl::Milliseconds(100)));
+    if (!events.empty()) seen = events.back().revision;
+  }
   std::vector<int64_t> revisions;
   for (int i = 0; i < 4; ++i) {
     ASSERT_OK_AND_ASSIGN(WorkloadView view,
