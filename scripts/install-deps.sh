@@ -13,6 +13,9 @@ PACKAGES=(
   python3 python3-grpcio python3-protobuf python3-yaml
   clang-format
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
+  # The static archives the kq CLI links (cmake/link-static.sh) beyond the
+  # ones above: gRPC's own dependencies.
+  libc-ares-dev libre2-dev zlib1g-dev
 )
 
 # kubectl drives the Kubernetes API fixture in the shim's e2e tests; Debian's
