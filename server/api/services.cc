@@ -478,10 +478,12 @@ grpc::Status QueueServiceImpl::Watch(
   // ClusterQueue.
   std::set<NamespacedName> in_cluster_queue;
   while (!context->IsCancelled()) {
-    absl::StatusOr<std::vector<store::Event>> events =
+    absl::StatusOr<std::vector<engine::SharedEvent>> events =
         log.Read(after, 1000, absl::Seconds(1));
     if (!events.ok()) return ToGrpcStatus(events.status());
-    for (const store::Event& event : *events) {
+    std::vector<const store::Event*> matching;
+    for (const engine::SharedEvent& shared : *events) {
+      const store::Event& event = *shared;
       after = event.revision;
       bool was_here = false;
       if (!request->cluster_queue().empty()) {
@@ -497,8 +499,16 @@ grpc::Status QueueServiceImpl::Watch(
           }
         }
       }
-      if (!WatchMatches(*request, event, was_here)) continue;
-      if (!writer->Write(ToProto(event))) return grpc::Status::OK;
+      if (WatchMatches(*request, event, was_here)) matching.push_back(&event);
+    }
+    // All but the last of a read may wait in gRPC's buffer: one flush (and
+    // one send) per read instead of one per event.
+    for (size_t i = 0; i < matching.size(); ++i) {
+      grpc::WriteOptions options;
+      if (i + 1 < matching.size()) options.set_buffer_hint();
+      if (!writer->Write(ToProto(*matching[i]), options)) {
+        return grpc::Status::OK;
+      }
     }
   }
   return grpc::Status::OK;

@@ -1,29 +1,37 @@
 #include "server/engine/event_log.h"
 
+#include <algorithm>
+#include <memory>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace kq::engine {
 
 void EventLog::Reset(int64_t revision, std::vector<store::Event> events) {
   absl::MutexLock lock(&mu_);
-  events_.assign(std::make_move_iterator(events.begin()),
-                 std::make_move_iterator(events.end()));
+  events_.clear();
+  for (store::Event& e : events) {
+    events_.push_back(std::make_shared<const store::Event>(std::move(e)));
+  }
   revision_ = revision;
-  floor_ = events_.empty() ? revision : events_.front().revision - 1;
+  floor_ = events_.empty() ? revision : events_.front()->revision - 1;
   while (events_.size() > capacity_) {
-    floor_ = events_.front().revision;
+    floor_ = events_.front()->revision;
     events_.pop_front();
   }
 }
 
 void EventLog::Append(int64_t revision, std::vector<store::Event> events) {
   absl::MutexLock lock(&mu_);
-  for (store::Event& e : events) events_.push_back(std::move(e));
+  for (store::Event& e : events) {
+    events_.push_back(std::make_shared<const store::Event>(std::move(e)));
+  }
   revision_ = revision;
   // Drop whole revisions only, so a reader never sees half a batch.
   while (events_.size() > capacity_) {
-    int64_t dropped = events_.front().revision;
-    while (!events_.empty() && events_.front().revision == dropped) {
+    int64_t dropped = events_.front()->revision;
+    while (!events_.empty() && events_.front()->revision == dropped) {
       events_.pop_front();
     }
     floor_ = dropped;
@@ -31,7 +39,7 @@ void EventLog::Append(int64_t revision, std::vector<store::Event> events) {
   changed_.SignalAll();
 }
 
-absl::StatusOr<std::vector<store::Event>> EventLog::Read(
+absl::StatusOr<std::vector<SharedEvent>> EventLog::Read(
     int64_t after_revision, size_t limit, absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   absl::Time deadline = absl::Now() + timeout;
@@ -45,14 +53,16 @@ absl::StatusOr<std::vector<store::Event>> EventLog::Read(
         " is older than the retained event log (oldest retained: ", floor_ + 1,
         "); list again and watch from the list's revision"));
   }
-  std::vector<store::Event> out;
-  // Events are in revision order; skip to the first after after_revision.
-  auto it = events_.begin();
-  while (it != events_.end() && it->revision <= after_revision) ++it;
+  std::vector<SharedEvent> out;
+  // A watcher keeping up reads from near the end of a long log.
+  auto it = std::upper_bound(events_.begin(), events_.end(), after_revision,
+                             [](int64_t revision, const SharedEvent& e) {
+                               return revision < e->revision;
+                             });
   for (; it != events_.end() && out.size() < limit; ++it) out.push_back(*it);
   // Never end a read in the middle of a revision.
   while (it != events_.end() && !out.empty() &&
-         it->revision == out.back().revision) {
+         (*it)->revision == out.back()->revision) {
     out.push_back(*it++);
   }
   return out;

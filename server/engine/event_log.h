@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -11,6 +12,10 @@
 #include "server/store/store.h"
 
 namespace kq::engine {
+
+// A committed event, shared by the log and every reader: a watcher's read
+// copies pointers, not workloads.
+using SharedEvent = std::shared_ptr<const store::Event>;
 
 // The recent committed events, for Watch. The engine appends after each
 // commit; any number of watchers read concurrently. Bounded: the oldest
@@ -31,9 +36,9 @@ class EventLog {
   // then returns up to `limit` of them (possibly none). OutOfRange when
   // events after `after_revision` were already dropped; Cancelled once
   // Close() was called.
-  absl::StatusOr<std::vector<store::Event>> Read(int64_t after_revision,
-                                                 size_t limit,
-                                                 absl::Duration timeout);
+  absl::StatusOr<std::vector<SharedEvent>> Read(int64_t after_revision,
+                                                size_t limit,
+                                                absl::Duration timeout);
 
   // The revision of the last appended batch.
   int64_t revision() const;
@@ -45,7 +50,8 @@ class EventLog {
   const size_t capacity_;
   mutable absl::Mutex mu_;
   absl::CondVar changed_;
-  std::deque<store::Event> events_ ABSL_GUARDED_BY(mu_);
+  // In revision order.
+  std::deque<SharedEvent> events_ ABSL_GUARDED_BY(mu_);
   // Revision the retained events start after: events with revision >
   // floor_ are all retained.
   int64_t floor_ ABSL_GUARDED_BY(mu_) = 0;

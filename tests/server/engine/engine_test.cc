@@ -483,9 +483,9 @@ TEST(EngineBatchTest, AdmissionsAreCommittedSoonAfterThePassThatMadeThem) {
     ASSERT_OK_AND_ASSIGN(WorkloadView last, engine.GetWorkload({"ns", "w3"}));
     if (StateOf(last.workload) == WorkloadState::kAdmitted) break;
     ASSERT_OK_AND_ASSIGN(
-        std::vector<store::Event> events,
+        std::vector<engine::SharedEvent> events,
         engine.event_log().Read(seen, 100, absl::Milliseconds(100)));
-    if (!events.empty()) seen = events.back().revision;
+    if (!events.empty()) seen = events.back()->revision;
   }
   std::vector<int64_t> revisions;
   for (int i = 0; i < 4; ++i) {
@@ -503,11 +503,11 @@ TEST_F(EngineTest, EventsCarryRevisions) {
   ApplySeed();
   ASSERT_OK(engine_->Submit(Job("a", 1)).status());
   ASSERT_OK_AND_ASSIGN(
-      std::vector<store::Event> events,
+      std::vector<engine::SharedEvent> events,
       engine_->event_log().Read(start, 100, absl::ZeroDuration()));
   ASSERT_GE(events.size(), 6u);
-  EXPECT_EQ(events.front().revision, start + 1);
-  const store::Event& last = events.back();
+  EXPECT_EQ(events.front()->revision, start + 1);
+  const store::Event& last = *events.back();
   EXPECT_EQ(last.revision, start + 2);
   ASSERT_TRUE(std::holds_alternative<Workload>(last.object));
   // Submitted and admitted in the same batch: one ADDED event, admitted.
@@ -736,11 +736,11 @@ TEST_F(AdmissionCheckStateTest, EngineWakesForBackoffWithoutCommands) {
   const int64_t after = engine_->event_log().revision();
   clock_.Advance(absl::Seconds(2));
   // No command is sent: only the engine's own wakeup can requeue it.
-  ASSERT_OK_AND_ASSIGN(std::vector<store::Event> events,
+  ASSERT_OK_AND_ASSIGN(std::vector<engine::SharedEvent> events,
                        engine_->event_log().Read(after, 100, absl::Seconds(5)));
   ASSERT_FALSE(events.empty());
-  ASSERT_TRUE(std::holds_alternative<Workload>(events.back().object));
-  const Workload& w = std::get<Workload>(events.back().object);
+  ASSERT_TRUE(std::holds_alternative<Workload>(events.back()->object));
+  const Workload& w = std::get<Workload>(events.back()->object);
   EXPECT_EQ(w.meta.name, "w");
   EXPECT_EQ(Cond(w, kConditionRequeued)->reason, "BackoffFinished");
   EXPECT_EQ(StateOf(w), WorkloadState::kQuotaReserved);

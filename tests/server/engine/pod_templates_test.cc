@@ -159,14 +159,14 @@ TEST_F(PodTemplatesTest, EveryAnswerAndEventCarriesTheTemplate) {
   EXPECT_EQ(TemplateOf(got.workload), kTemplate);
 
   ASSERT_OK_AND_ASSIGN(
-      std::vector<store::Event> events,
+      std::vector<engine::SharedEvent> events,
       engine_->event_log().Read(start, 100, absl::ZeroDuration()));
   int workload_events = 0;
-  for (const store::Event& event : events) {
-    if (const auto* wl = std::get_if<Workload>(&event.object)) {
+  for (const engine::SharedEvent& event : events) {
+    if (const auto* wl = std::get_if<Workload>(&event->object)) {
       ++workload_events;
       EXPECT_EQ(TemplateOf(*wl), kTemplate)
-          << wl->meta.name << " at revision " << event.revision;
+          << wl->meta.name << " at revision " << event->revision;
     }
   }
   EXPECT_GE(workload_events, 4);  // a added, b added, a finished, b admitted
@@ -184,8 +184,8 @@ TEST_F(PodTemplatesTest, EveryAnswerAndEventCarriesTheTemplate) {
   for (const Workload& wl : listed.items) EXPECT_EQ(TemplateOf(wl), kTemplate);
   ASSERT_OK_AND_ASSIGN(
       events, engine_->event_log().Read(start, 100, absl::ZeroDuration()));
-  for (const store::Event& event : events) {
-    if (const auto* wl = std::get_if<Workload>(&event.object)) {
+  for (const engine::SharedEvent& event : events) {
+    if (const auto* wl = std::get_if<Workload>(&event->object)) {
       EXPECT_EQ(TemplateOf(*wl), kTemplate) << wl->meta.name;
     }
   }
