@@ -327,10 +327,12 @@ void AdmissionState::StampRevision(const ObjectKey& key, int64_t revision) {
   }
 }
 
-void AdmissionState::StampRevision(const NamespacedName& key,
-                                   int64_t revision) {
+const Workload* AdmissionState::StampRevision(const NamespacedName& key,
+                                              int64_t revision) {
   auto it = workloads_.find(key);
-  if (it != workloads_.end()) it->second.meta.revision = revision;
+  if (it == workloads_.end()) return nullptr;
+  it->second.meta.revision = revision;
+  return &it->second;
 }
 
 void AdmissionState::Rebuild(absl::Time now) {
@@ -948,7 +950,8 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
   return wl;
 }
 
-std::optional<absl::Time> AdmissionState::NextWakeup() const {
+std::optional<absl::Time> AdmissionState::NextWakeup() {
+  IndexTimedWorkloads();
   std::optional<absl::Time> next;
   auto consider = [&next](absl::Time at) {
     if (!next.has_value() || at < *next) next = at;
@@ -965,10 +968,7 @@ std::optional<absl::Time> AdmissionState::NextWakeup() const {
     if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) return;
     consider(wl.requeue_at.value_or(absl::InfinitePast()));
   };
-  // The index may lag behind the marks (it is brought up to date by the
-  // non-const calls); visiting both covers every timed workload.
   for (const NamespacedName& key : timed_workloads_) visit(key);
-  for (const NamespacedName& key : marked_since_index_) visit(key);
   return next;
 }
 

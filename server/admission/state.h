@@ -250,8 +250,10 @@ class AdmissionState {
   // The earliest time something is due without a command: the end of an
   // admission check backoff, an evicting workload's stop deadline or its
   // runner's lease expiry. Nullopt when nothing waits; a caller with a
-  // clock runs RunPasses() again once it passes.
-  std::optional<absl::Time> NextWakeup() const;
+  // clock runs RunPasses() again once it passes. Not const: it brings the
+  // index of timed workloads up to date, so that each change is looked at
+  // once.
+  std::optional<absl::Time> NextWakeup();
 
   // ---- Runners and operators -------------------------------------------
   // How long an evicted workload with a live runner keeps its quota while
@@ -340,9 +342,10 @@ class AdmissionState {
   const Changes& pending_changes() const { return changes_; }
   // Quota reservations made since this state was created (a counter).
   int64_t reservations() const { return reservations_; }
-  // Sets the revision of a changed object or workload still in memory.
+  // Sets the revision of a changed object or workload still in memory. The
+  // workload's returns it, or nullptr when it is no longer in memory.
   void StampRevision(const ObjectKey& key, int64_t revision);
-  void StampRevision(const NamespacedName& key, int64_t revision);
+  const Workload* StampRevision(const NamespacedName& key, int64_t revision);
 
  private:
   void EnqueueOrBlock(Workload& workload, absl::Time now);

@@ -228,18 +228,16 @@ absl::Status Engine::CommitBatch() {
     batch.upserted_objects.push_back(*object);
     batch.events.push_back({batch.revision, EventTypeOf(change), *object});
   }
+  batch.upserted_workloads.reserve(changes.workloads.size());
   for (auto& [key, change] : changes.workloads) {
-    Workload wl;
-    if (state_.FindWorkload(key) != nullptr) {
-      state_.StampRevision(key, batch.revision);
-      wl = *state_.FindWorkload(key);
+    if (const Workload* live = state_.StampRevision(key, batch.revision)) {
+      batch.upserted_workloads.push_back(*live);
     } else {
       auto finished = changes.finished_workloads.find(key);
       if (finished == changes.finished_workloads.end()) continue;
       finished->second.meta.revision = batch.revision;
-      wl = finished->second;
+      batch.upserted_workloads.push_back(finished->second);
     }
-    batch.upserted_workloads.push_back(std::move(wl));
     batch.upserted_workload_events.push_back(EventTypeOf(change));
   }
   // Finished workloads stay readable by this batch's replies.
