@@ -79,12 +79,15 @@ class ClassicalSearch {
  public:
   ClassicalSearch(ClusterQueueSnapshot& cq, const Preemptor& preemptor,
                   const HoldingQuota& holders, absl::Time now,
-                  const Features& features)
+                  const Features& features, NominalMemo* nominal)
       : cq_(cq),
         preemptor_(preemptor),
         holders_(holders),
         now_(now),
-        features_(features) {}
+        features_(features),
+        nominal_(nominal == nullptr
+                     ? nullptr
+                     : &nominal->For(preemptor.frs_need_preemption)) {}
 
   std::vector<Target> Run() {
     BuildCandidates();
@@ -277,21 +280,24 @@ class ClassicalSearch {
                                   std::vector<Element>* result) const {
     for (const CohortSnapshot* child : current.child_cohorts) {
       if (child == skip) continue;
-      if (IsWithinNominalInResources(child->node,
-                                     preemptor_.frs_need_preemption)) {
-        continue;
-      }
+      if (WithinNominalBeforeRemovals(child->node)) continue;
       CollectCandidatesInSubtree(*child, subtree_root, skip,
                                  hierarchical_advantage, result);
     }
     for (const ClusterQueueSnapshot* child : current.child_cluster_queues) {
       if (child == &cq_) continue;
-      if (!IsWithinNominalInResources(child->node,
-                                      preemptor_.frs_need_preemption)) {
+      if (!WithinNominalBeforeRemovals(child->node)) {
         AppendCandidatesFromCq(*child, subtree_root, hierarchical_advantage,
                                result);
       }
     }
+  }
+
+  // IsWithinNominalInResources while the tree is as the search found it
+  // (collecting candidates): the memo's answer when there is one.
+  bool WithinNominalBeforeRemovals(const cache::ResourceNode& node) const {
+    if (nominal_ != nullptr) return nominal_->IsWithinNominal(node);
+    return IsWithinNominalInResources(node, preemptor_.frs_need_preemption);
   }
 
   // Kueue's candidateIsValid: earlier removals may have brought the
@@ -375,6 +381,8 @@ class ClassicalSearch {
   const HoldingQuota& holders_;
   const absl::Time now_;
   const Features features_;
+  // For the preemptor's contested flavor-resources; null without a memo.
+  NominalMemo::Table* const nominal_;
   // The whole candidate sequence, in the order it is tried.
   std::vector<Element> candidates_;
   bool no_candidate_from_other_queues_ = true;
@@ -401,9 +409,13 @@ std::pair<bool, FlavorResourceQuantities> QuantitiesFitInQuota(
 bool WorkloadUsesResources(const Workload& workload,
                            const std::set<FlavorResource>& frs) {
   if (!workload.admission.has_value()) return false;
+  // Run for every candidate of every preemption search: compared in place,
+  // as `frs` holds one or two entries, instead of building a key to look up.
   for (const PodSetAssignment& ps : workload.admission->pod_set_assignments) {
     for (const auto& [resource, flavor] : ps.flavors) {
-      if (frs.count(FlavorResource{flavor, resource}) > 0) return true;
+      for (const FlavorResource& fr : frs) {
+        if (fr.resource == resource && fr.flavor == flavor) return true;
+      }
     }
   }
   return false;
@@ -424,22 +436,37 @@ bool IsBorrowingWithinCohortForbidden(const ClusterQueue& cluster_queue) {
          cluster_queue.preemption.borrow_within_cohort_policy == kPolicyNever;
 }
 
+bool NominalMemo::Table::IsWithinNominal(const cache::ResourceNode& node) {
+  auto [it, inserted] = within_.try_emplace(&node, false);
+  if (inserted) it->second = IsWithinNominalInResources(node, frs_);
+  return it->second;
+}
+
+NominalMemo::Table& NominalMemo::For(const std::set<FlavorResource>& frs) {
+  for (const std::unique_ptr<Table>& table : tables_) {
+    if (table->frs_ == frs) return *table;
+  }
+  tables_.push_back(std::unique_ptr<Table>(new Table(frs)));
+  return *tables_.back();
+}
+
 std::vector<Target> ClassicalTargets(cache::Cache& cache,
                                      const Preemptor& preemptor,
                                      const HoldingQuota& holders,
-                                     absl::Time now, const Features& features) {
+                                     absl::Time now, const Features& features,
+                                     NominalMemo* nominal) {
   ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
   if (cq == nullptr || preemptor.workload == nullptr) return {};
-  ClassicalSearch search(*cq, preemptor, holders, now, features);
+  ClassicalSearch search(*cq, preemptor, holders, now, features, nominal);
   return search.Run();
 }
 
 std::vector<Target> ClassicalTargets(
     cache::Cache& cache, const Preemptor& preemptor,
     absl::Span<const Workload* const> holding_quota, absl::Time now,
-    const Features& features) {
+    const Features& features, NominalMemo* nominal) {
   return ClassicalTargets(cache, preemptor, HoldingQuota(holding_quota), now,
-                          features);
+                          features, nominal);
 }
 
 }  // namespace kq::preemption

@@ -18,11 +18,13 @@
 //   std::vector<Target> targets =
 //       ClassicalTargets(cache, preemptor, holding_quota, now, features);
 
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 
@@ -66,6 +68,40 @@ struct Target {
   std::string cluster_queue;
 };
 
+// Which nodes of the quota tree are within nominal in a set of contested
+// flavor-resources (IsWithinNominalInResources), remembered for the
+// searches that read the tree as it is. Every search of a pass collects its
+// candidates by asking this of every ClusterQueue and cohort of the
+// preemptor's tree, on the same usage: with 100 ClusterQueues per cohort
+// that was most of a search. The owner keeps it only while the tree's usage
+// is what it was when the answers were given (Oracle: Cache::generation(),
+// moved only by the searches' own put-back changes) and clears it
+// otherwise. Thread-compatible.
+class NominalMemo {
+ public:
+  // The answers for one set of contested flavor-resources.
+  class Table {
+   public:
+    bool IsWithinNominal(const cache::ResourceNode& node);
+
+   private:
+    friend class NominalMemo;
+    explicit Table(std::set<cache::FlavorResource> frs)
+        : frs_(std::move(frs)) {}
+    std::set<cache::FlavorResource> frs_;
+    absl::flat_hash_map<const cache::ResourceNode*, bool> within_;
+  };
+
+  // The table for `frs`, created empty on first use. Stays valid until
+  // Clear().
+  Table& For(const std::set<cache::FlavorResource>& frs);
+  void Clear() { tables_.clear(); }
+
+ private:
+  // A pass contests few distinct sets: a short list beats a map.
+  std::vector<std::unique_ptr<Table>> tables_;
+};
+
 // Returns the workloads to evict so that `preemptor` fits in its
 // ClusterQueue, in the order they were chosen (after fill-back, which may
 // move the last one chosen into the place of one added back, as Kueue
@@ -75,16 +111,19 @@ struct Target {
 // are ignored. `now` stands for the reservation time of a workload without
 // a QuotaReserved=True condition when ordering candidates. The
 // preemptor's ClusterQueue must exist in `cache` (otherwise no targets).
-// `cache` is mutated while searching and left as it was.
+// `cache` is mutated while searching and left as it was. `nominal`, when
+// given, answers for the tree as `cache` holds it at the call (see
+// NominalMemo) and is filled in.
 std::vector<Target> ClassicalTargets(cache::Cache& cache,
                                      const Preemptor& preemptor,
                                      const HoldingQuota& holders,
-                                     absl::Time now, const Features& features);
+                                     absl::Time now, const Features& features,
+                                     NominalMemo* nominal = nullptr);
 // The same over a list of the workloads holding quota (indexed per call).
 std::vector<Target> ClassicalTargets(
     cache::Cache& cache, const Preemptor& preemptor,
     absl::Span<const Workload* const> holding_quota, absl::Time now,
-    const Features& features);
+    const Features& features, NominalMemo* nominal = nullptr);
 
 // Kueue's QuantitiesFitInQuota: whether `requests` fit in the subtree quota
 // of `node` on top of its usage, and what is left of each request after

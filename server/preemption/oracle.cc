@@ -40,12 +40,17 @@ std::vector<Target> Oracle::Search(const std::string& cluster_queue,
                       .cluster_queue = cluster_queue,
                       .requests = std::move(requests),
                       .frs_need_preemption = std::move(frs)};
+  if (nominal_generation_ != cache_.generation()) {
+    nominal_.Clear();
+    nominal_generation_ = cache_.generation();
+  }
   std::vector<Target> targets =
-      fair_sharing_.has_value()
-          ? FairTargets(cache_, preemptor, holders_, now_, features_,
-                        *fair_sharing_)
-          : ClassicalTargets(cache_, preemptor, holders_, now_, features_);
+      fair_sharing_.has_value() ? FairTargets(cache_, preemptor, holders_, now_,
+                                              features_, *fair_sharing_)
+                                : ClassicalTargets(cache_, preemptor, holders_,
+                                                   now_, features_, &nominal_);
   // The search put back every usage it changed: the tree is as it was.
+  nominal_generation_ = cache_.generation();
   last_search_ = LastSearch{.generation = cache_.generation(),
                             .workload = &workload,
                             .cluster_queue = cluster_queue,
@@ -66,6 +71,7 @@ scheduler::PreemptionSimulation Oracle::SimulatePreemption(
   }
   // The borrowing level once the targets are gone (Kueue's
   // SimulateWorkloadUsageRemoval, reverted right after).
+  const uint64_t generation_before_removal = cache_.generation();
   std::vector<
       std::pair<cache::ClusterQueueSnapshot*, cache::FlavorResourceQuantities>>
       removed;
@@ -79,8 +85,12 @@ scheduler::PreemptionSimulation Oracle::SimulatePreemption(
   const int borrowing =
       cache::FindHeightOfLowestSubtreeThatFits(cq, fr, quantity).first;
   for (auto& [holder, usage] : removed) holder->AddUsage(usage);
-  // Put back as it was: the search just made stays valid.
+  // Put back as it was: the search just made, and what the searches know
+  // of the tree, stay valid.
   if (last_search_.has_value()) last_search_->generation = cache_.generation();
+  if (nominal_generation_ == generation_before_removal) {
+    nominal_generation_ = cache_.generation();
+  }
 
   for (const Target& target : targets) {
     if (target.cluster_queue == cq.name()) {

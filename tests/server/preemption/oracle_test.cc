@@ -117,6 +117,32 @@ TEST_F(OracleTest, HigherPriorityIsNoCandidates) {
             cache::FindHeightOfLowestSubtreeThatFits(a, kCpu, 4'000).first);
 }
 
+// The searches remember which queues are within nominal (NominalMemo) only
+// while the tree's usage stays as it was: here b starts borrowing between
+// two searches of the same oracle, and its new workload becomes reclaimable.
+TEST_F(OracleTest, UsageChangedBetweenSearchesIsSeen) {
+  Hold("high", "a", 100, "2");
+  Hold("b-own", "b", 100, "4");
+  Oracle oracle = MakeOracle();
+  const cache::ClusterQueueSnapshot& a = *cache_.FindClusterQueue("a");
+  EXPECT_EQ(oracle.SimulatePreemption(a, incoming_, kCpu, 4'000).possibility,
+            scheduler::PreemptionPossibility::kNoCandidates);
+
+  const Workload borrower =
+      WorkloadBuilder("b-borrower")
+          .Priority(0)
+          .Request("cpu", "2")
+          .ReserveQuota(
+              AdmissionBuilder("b").Assign("cpu", "default", "2").Build(), kNow)
+          .Build();
+  cache_.FindClusterQueue("b")->AddUsage(cache::UsageOf(*borrower.admission));
+  holders_.Add(&borrower);
+  EXPECT_EQ(oracle.SimulatePreemption(a, incoming_, kCpu, 2'000).possibility,
+            scheduler::PreemptionPossibility::kReclaim);
+  EXPECT_EQ(oracle.SimulatePreemption(a, incoming_, kCpu, 4'000).possibility,
+            scheduler::PreemptionPossibility::kNoCandidates);
+}
+
 TEST_F(OracleTest, GetTargetsUsesPreemptModeResources) {
   Hold("low", "a", 0, "3");
   Hold("lowest", "a", -5, "1");
