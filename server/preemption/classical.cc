@@ -181,12 +181,10 @@ class ClassicalSearch {
     no_candidate_for_hierarchical_reclaim_ = hierarchy.empty();
   }
 
-  // Kueue's classifyPreemptionVariant.
+  // Kueue's classifyPreemptionVariant, for a workload that uses one of the
+  // contested flavor-resources.
   Variant Classify(const Workload& workload, const std::string& cluster_queue,
                    bool hierarchical_advantage) const {
-    if (!WorkloadUsesResources(workload, preemptor_.frs_need_preemption)) {
-      return Variant::kNever;
-    }
     const bool same_queue = cluster_queue == cq_.name();
     const std::string& policy = same_queue
                                     ? cq_.spec.preemption.within_cluster_queue
@@ -215,14 +213,15 @@ class ClassicalSearch {
     return Variant::kReclaimWhileBorrowing;
   }
 
-  // Kueue's getCandidatesFromCQ.
+  // Kueue's getCandidatesFromCQ: the holders of `cq` that use a contested
+  // flavor-resource (from the memo when there is one) and may be preempted.
   void AppendCandidatesFromCq(const ClusterQueueSnapshot& cq,
                               const CohortSnapshot* lca,
                               bool hierarchical_advantage,
                               std::vector<Element>* result) const {
-    for (const Workload* workload : holders_.InClusterQueue(cq.name())) {
+    auto append = [&](const Workload* workload) {
       Variant variant = Classify(*workload, cq.name(), hierarchical_advantage);
-      if (variant == Variant::kNever) continue;
+      if (variant == Variant::kNever) return;
       result->push_back(
           {.candidate = {.workload = workload, .cluster_queue = cq.name()},
            .lca = lca,
@@ -232,6 +231,17 @@ class ClassicalSearch {
            .evicted = IsEvicted(*workload),
            .priority = EffectivePriority(*workload, features_),
            .reserved = QuotaReservationTime(*workload, now_)});
+    };
+    if (nominal_ != nullptr) {
+      for (const Workload* workload : nominal_->Users(cq, holders_)) {
+        append(workload);
+      }
+      return;
+    }
+    for (const Workload* workload : holders_.InClusterQueue(cq.name())) {
+      if (WorkloadUsesResources(*workload, preemptor_.frs_need_preemption)) {
+        append(workload);
+      }
     }
   }
 
@@ -439,6 +449,18 @@ bool IsBorrowingWithinCohortForbidden(const ClusterQueue& cluster_queue) {
 bool NominalMemo::Table::IsWithinNominal(const cache::ResourceNode& node) {
   auto [it, inserted] = within_.try_emplace(&node, false);
   if (inserted) it->second = IsWithinNominalInResources(node, frs_);
+  return it->second;
+}
+
+absl::Span<const Workload* const> NominalMemo::Table::Users(
+    const ClusterQueueSnapshot& cq, const HoldingQuota& holders) {
+  auto [it, inserted] = users_.try_emplace(&cq);
+  if (inserted) {
+    for (const Workload* workload : holders.InClusterQueue(cq.name())) {
+      if (WorkloadUsesResources(*workload, frs_))
+        it->second.push_back(workload);
+    }
+  }
   return it->second;
 }
 

@@ -69,20 +69,26 @@ struct Target {
 };
 
 // Which nodes of the quota tree are within nominal in a set of contested
-// flavor-resources (IsWithinNominalInResources), remembered for the
-// searches that read the tree as it is. Every search of a pass collects its
-// candidates by asking this of every ClusterQueue and cohort of the
-// preemptor's tree, on the same usage: with 100 ClusterQueues per cohort
-// that was most of a search. The owner keeps it only while the tree's usage
-// is what it was when the answers were given (Oracle: Cache::generation(),
-// moved only by the searches' own put-back changes) and clears it
-// otherwise. Thread-compatible.
+// flavor-resources (IsWithinNominalInResources), and which holders of a
+// ClusterQueue use them, remembered for the searches that read the tree as
+// it is. Every search of a pass collects its candidates by asking this of
+// every ClusterQueue and cohort of the preemptor's tree, on the same usage:
+// with 100 ClusterQueues per cohort that was most of a search. The owner keeps
+// it only while the tree's usage is what it was when the answers were given
+// (Oracle: Cache::generation(), moved only by the searches' own put-back
+// changes) and clears it otherwise. Thread-compatible.
 class NominalMemo {
  public:
   // The answers for one set of contested flavor-resources.
   class Table {
    public:
     bool IsWithinNominal(const cache::ResourceNode& node);
+    // The workloads holding quota in `cq` that use one of the
+    // flavor-resources (WorkloadUsesResources), in `holders`' order. The
+    // holders change only with the usage, so they are the same while the
+    // memo is kept.
+    absl::Span<const Workload* const> Users(
+        const cache::ClusterQueueSnapshot& cq, const HoldingQuota& holders);
 
    private:
     friend class NominalMemo;
@@ -90,6 +96,9 @@ class NominalMemo {
         : frs_(std::move(frs)) {}
     std::set<cache::FlavorResource> frs_;
     absl::flat_hash_map<const cache::ResourceNode*, bool> within_;
+    absl::flat_hash_map<const cache::ClusterQueueSnapshot*,
+                        std::vector<const Workload*>>
+        users_;
   };
 
   // The table for `frs`, created empty on first use. Stays valid until
