@@ -33,9 +33,12 @@ int main(int argc, char** argv) {
   }
   const int code =
       kq::cli::RunCli(std::vector<std::string>(argv, argv + argc), env);
-  // Every answer is in and written; what is left is tearing down gRPC's
-  // threads and channel, ~1 ms of a command that takes ~4 (issue 6's
+  // Every answer is in and written, and RunCli has joined its threads and
+  // reaped its children; what is left is tearing down gRPC's threads and
+  // channel, ~1 ms of a command that takes ~4 (issue 6's
   // one-command-per-job comparison with sbatch). The OS closes the socket.
+  // atexit hooks do not run: a coverage or sanitizer build of kq that needs
+  // them would return from main instead.
   std::cout.flush();
   std::cerr.flush();
   std::_Exit(code);

@@ -11,16 +11,22 @@
 #
 # All or nothing: if one archive is missing, two copies of a library (one
 # static, one pulled in by a shared object) would be linked, so the command
-# runs unchanged and a warning says why. tests/cli/static_link_test.sh fails
-# then, so CI sees it.
+# runs unchanged and a warning says why. tests/e2e/kq_static_test.sh fails
+# then, so CI sees it. The same holds for a response file (@file), whose
+# arguments this script cannot see.
 set -euo pipefail
 
+compiler="$1"
 declare -a kept=() archives=()
 missing=""
 for arg in "$@"; do
   case "$arg" in
-    /*.so | /*.so.*)
-      archive="${arg%%.so*}.a"
+    @*)
+      missing="$arg (a response file)"
+      ;;
+    *.so | *.so.*)
+      # Shortest suffix: a directory may have ".so" in its name.
+      archive="${arg%.so*}.a"
       if [ -f "$archive" ]; then
         archives+=("$archive")
       else
@@ -29,7 +35,13 @@ for arg in "$@"; do
       ;;
     -ldl | -lm | -lrt | -lpthread | -pthread | -lc) ;;  # glibc: stays shared
     -l*)
-      archives+=("-l:lib${arg#-l}.a")
+      # The compiler prints the bare name when it finds no such file.
+      archive="$("$compiler" -print-file-name="lib${arg#-l}.a")"
+      if [ -f "$archive" ]; then
+        archives+=("$archive")
+      else
+        missing="$arg"
+      fi
       ;;
     *)
       kept+=("$arg")
@@ -38,7 +50,7 @@ for arg in "$@"; do
 done
 
 if [ -n "$missing" ]; then
-  echo "link-static.sh: no static archive beside $missing;" \
+  echo "link-static.sh: no static archive for $missing;" \
     "linking dynamically" >&2
   exec "$@"
 fi

@@ -79,15 +79,14 @@ class ClassicalSearch {
  public:
   ClassicalSearch(ClusterQueueSnapshot& cq, const Preemptor& preemptor,
                   const HoldingQuota& holders, absl::Time now,
-                  const Features& features, NominalMemo* nominal)
+                  const Features& features, WithinNominalMemo* memo)
       : cq_(cq),
         preemptor_(preemptor),
         holders_(holders),
         now_(now),
         features_(features),
-        nominal_(nominal == nullptr
-                     ? nullptr
-                     : &nominal->For(preemptor.frs_need_preemption)) {}
+        memo_(memo == nullptr ? nullptr
+                              : &memo->For(preemptor.frs_need_preemption)) {}
 
   std::vector<Target> Run() {
     BuildCandidates();
@@ -232,8 +231,8 @@ class ClassicalSearch {
            .priority = EffectivePriority(*workload, features_),
            .reserved = QuotaReservationTime(*workload, now_)});
     };
-    if (nominal_ != nullptr) {
-      for (const Workload* workload : nominal_->Users(cq, holders_)) {
+    if (memo_ != nullptr) {
+      for (const Workload* workload : memo_->Users(cq, holders_)) {
         append(workload);
       }
       return;
@@ -306,7 +305,7 @@ class ClassicalSearch {
   // IsWithinNominalInResources while the tree is as the search found it
   // (collecting candidates): the memo's answer when there is one.
   bool WithinNominalBeforeRemovals(const cache::ResourceNode& node) const {
-    if (nominal_ != nullptr) return nominal_->IsWithinNominal(node);
+    if (memo_ != nullptr) return memo_->IsWithinNominal(node);
     return IsWithinNominalInResources(node, preemptor_.frs_need_preemption);
   }
 
@@ -392,7 +391,7 @@ class ClassicalSearch {
   const absl::Time now_;
   const Features features_;
   // For the preemptor's contested flavor-resources; null without a memo.
-  NominalMemo::Table* const nominal_;
+  WithinNominalMemo::Table* const memo_;
   // The whole candidate sequence, in the order it is tried.
   std::vector<Element> candidates_;
   bool no_candidate_from_other_queues_ = true;
@@ -419,8 +418,9 @@ std::pair<bool, FlavorResourceQuantities> QuantitiesFitInQuota(
 bool WorkloadUsesResources(const Workload& workload,
                            const std::set<FlavorResource>& frs) {
   if (!workload.admission.has_value()) return false;
-  // Run for every candidate of every preemption search: compared in place,
-  // as `frs` holds one or two entries, instead of building a key to look up.
+  // Run for every holder a search looks at: compared in place, as `frs`
+  // holds a few entries (a head's Preempt-mode flavor-resources), instead of
+  // building a key to look up.
   for (const PodSetAssignment& ps : workload.admission->pod_set_assignments) {
     for (const auto& [resource, flavor] : ps.flavors) {
       for (const FlavorResource& fr : frs) {
@@ -446,13 +446,14 @@ bool IsBorrowingWithinCohortForbidden(const ClusterQueue& cluster_queue) {
          cluster_queue.preemption.borrow_within_cohort_policy == kPolicyNever;
 }
 
-bool NominalMemo::Table::IsWithinNominal(const cache::ResourceNode& node) {
+bool WithinNominalMemo::Table::IsWithinNominal(
+    const cache::ResourceNode& node) {
   auto [it, inserted] = within_.try_emplace(&node, false);
   if (inserted) it->second = IsWithinNominalInResources(node, frs_);
   return it->second;
 }
 
-absl::Span<const Workload* const> NominalMemo::Table::Users(
+absl::Span<const Workload* const> WithinNominalMemo::Table::Users(
     const ClusterQueueSnapshot& cq, const HoldingQuota& holders) {
   auto [it, inserted] = users_.try_emplace(&cq);
   if (inserted) {
@@ -464,7 +465,8 @@ absl::Span<const Workload* const> NominalMemo::Table::Users(
   return it->second;
 }
 
-NominalMemo::Table& NominalMemo::For(const std::set<FlavorResource>& frs) {
+WithinNominalMemo::Table& WithinNominalMemo::For(
+    const std::set<FlavorResource>& frs) {
   for (const std::unique_ptr<Table>& table : tables_) {
     if (table->frs_ == frs) return *table;
   }
@@ -476,19 +478,19 @@ std::vector<Target> ClassicalTargets(cache::Cache& cache,
                                      const Preemptor& preemptor,
                                      const HoldingQuota& holders,
                                      absl::Time now, const Features& features,
-                                     NominalMemo* nominal) {
+                                     WithinNominalMemo* memo) {
   ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
   if (cq == nullptr || preemptor.workload == nullptr) return {};
-  ClassicalSearch search(*cq, preemptor, holders, now, features, nominal);
+  ClassicalSearch search(*cq, preemptor, holders, now, features, memo);
   return search.Run();
 }
 
 std::vector<Target> ClassicalTargets(
     cache::Cache& cache, const Preemptor& preemptor,
     absl::Span<const Workload* const> holding_quota, absl::Time now,
-    const Features& features, NominalMemo* nominal) {
+    const Features& features, WithinNominalMemo* memo) {
   return ClassicalTargets(cache, preemptor, HoldingQuota(holding_quota), now,
-                          features, nominal);
+                          features, memo);
 }
 
 }  // namespace kq::preemption

@@ -68,30 +68,31 @@ struct Target {
   std::string cluster_queue;
 };
 
-// Which nodes of the quota tree are within nominal in a set of contested
-// flavor-resources (IsWithinNominalInResources), and which holders of a
-// ClusterQueue use them, remembered for the searches that read the tree as
-// it is. Every search of a pass collects its candidates by asking this of
-// every ClusterQueue and cohort of the preemptor's tree, on the same usage:
-// with 100 ClusterQueues per cohort that was most of a search. The owner keeps
-// it only while the tree's usage is what it was when the answers were given
-// (Oracle: Cache::generation(), moved only by the searches' own put-back
-// changes) and clears it otherwise. Thread-compatible.
-class NominalMemo {
+// What every classical search of a pass reads alike from the quota tree,
+// kept for the next one: for a set of contested flavor-resources, whether
+// each node is within nominal in them (IsWithinNominalInResources) and
+// which holders of each ClusterQueue use them (WorkloadUsesResources). A
+// search asks this of every ClusterQueue and cohort of the preemptor's tree
+// while it collects candidates; with 100 ClusterQueues per cohort that was
+// most of a search. The answers hold only for the usage and the holders
+// they were computed from: the owner clears the memo whenever either may
+// have changed (Oracle: Cache::generation() moved other than by its own
+// searches putting their removals back, or HoldingQuota::version() moved).
+// Thread-compatible.
+class WithinNominalMemo {
  public:
   // The answers for one set of contested flavor-resources.
   class Table {
    public:
     bool IsWithinNominal(const cache::ResourceNode& node);
     // The workloads holding quota in `cq` that use one of the
-    // flavor-resources (WorkloadUsesResources), in `holders`' order. The
-    // holders change only with the usage, so they are the same while the
-    // memo is kept.
+    // flavor-resources (WorkloadUsesResources), in `holders`' order. Valid
+    // until Clear().
     absl::Span<const Workload* const> Users(
         const cache::ClusterQueueSnapshot& cq, const HoldingQuota& holders);
 
    private:
-    friend class NominalMemo;
+    friend class WithinNominalMemo;
     explicit Table(std::set<cache::FlavorResource> frs)
         : frs_(std::move(frs)) {}
     std::set<cache::FlavorResource> frs_;
@@ -120,19 +121,19 @@ class NominalMemo {
 // are ignored. `now` stands for the reservation time of a workload without
 // a QuotaReserved=True condition when ordering candidates. The
 // preemptor's ClusterQueue must exist in `cache` (otherwise no targets).
-// `cache` is mutated while searching and left as it was. `nominal`, when
-// given, answers for the tree as `cache` holds it at the call (see
-// NominalMemo) and is filled in.
+// `cache` is mutated while searching and left as it was. `memo`, when
+// given, must hold answers for this same usage and these same `holders`
+// only (see WithinNominalMemo); the search fills it in.
 std::vector<Target> ClassicalTargets(cache::Cache& cache,
                                      const Preemptor& preemptor,
                                      const HoldingQuota& holders,
                                      absl::Time now, const Features& features,
-                                     NominalMemo* nominal = nullptr);
+                                     WithinNominalMemo* memo = nullptr);
 // The same over a list of the workloads holding quota (indexed per call).
 std::vector<Target> ClassicalTargets(
     cache::Cache& cache, const Preemptor& preemptor,
     absl::Span<const Workload* const> holding_quota, absl::Time now,
-    const Features& features, NominalMemo* nominal = nullptr);
+    const Features& features, WithinNominalMemo* memo = nullptr);
 
 // Kueue's QuantitiesFitInQuota: whether `requests` fit in the subtree quota
 // of `node` on top of its usage, and what is left of each request after

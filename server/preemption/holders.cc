@@ -12,6 +12,7 @@ void HoldingQuota::Add(const Workload* workload) {
   if (workload == nullptr || !workload->admission.has_value()) return;
   by_cluster_queue_[workload->admission->cluster_queue].push_back(workload);
   ++size_;
+  ++version_;
 }
 
 void HoldingQuota::Remove(const Workload* workload,
@@ -22,6 +23,7 @@ void HoldingQuota::Remove(const Workload* workload,
   if (pos == it->second.end()) return;
   it->second.erase(pos);
   --size_;
+  ++version_;
 }
 
 absl::Span<const Workload* const> HoldingQuota::InClusterQueue(

@@ -11,6 +11,7 @@
 //   holders.Add(&just_admitted);
 //   holders.Remove(&just_released);
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,15 @@ class HoldingQuota {
       absl::string_view cluster_queue) const;
 
   size_t size() const { return size_; }
+  // Moves with every Add and Remove that changes the index, so that what is
+  // computed from it can tell when it is outdated.
+  uint64_t version() const { return version_; }
 
  private:
   absl::flat_hash_map<std::string, std::vector<const Workload*>>
       by_cluster_queue_;
   size_t size_ = 0;
+  uint64_t version_ = 0;
 };
 
 }  // namespace kq::preemption

@@ -40,17 +40,19 @@ std::vector<Target> Oracle::Search(const std::string& cluster_queue,
                       .cluster_queue = cluster_queue,
                       .requests = std::move(requests),
                       .frs_need_preemption = std::move(frs)};
-  if (nominal_generation_ != cache_.generation()) {
-    nominal_.Clear();
-    nominal_generation_ = cache_.generation();
+  if (memo_generation_ != cache_.generation() ||
+      memo_holders_ != holders_.version()) {
+    memo_.Clear();
+    memo_generation_ = cache_.generation();
+    memo_holders_ = holders_.version();
   }
   std::vector<Target> targets =
       fair_sharing_.has_value() ? FairTargets(cache_, preemptor, holders_, now_,
                                               features_, *fair_sharing_)
                                 : ClassicalTargets(cache_, preemptor, holders_,
-                                                   now_, features_, &nominal_);
+                                                   now_, features_, &memo_);
   // The search put back every usage it changed: the tree is as it was.
-  nominal_generation_ = cache_.generation();
+  memo_generation_ = cache_.generation();
   last_search_ = LastSearch{.generation = cache_.generation(),
                             .workload = &workload,
                             .cluster_queue = cluster_queue,
@@ -88,8 +90,8 @@ scheduler::PreemptionSimulation Oracle::SimulatePreemption(
   // Put back as it was: the search just made, and what the searches know
   // of the tree, stay valid.
   if (last_search_.has_value()) last_search_->generation = cache_.generation();
-  if (nominal_generation_ == generation_before_removal) {
-    nominal_generation_ = cache_.generation();
+  if (memo_generation_ == generation_before_removal) {
+    memo_generation_ = cache_.generation();
   }
 
   for (const Target& target : targets) {

@@ -91,11 +91,13 @@ class Oracle final : public scheduler::PreemptionOracle {
     std::vector<Target> targets;
   };
   mutable std::optional<LastSearch> last_search_;
-  // The classical searches' answers about the tree, for as long as the cache
-  // is at `nominal_generation_`: a search, or SimulatePreemption's removal,
-  // that puts everything back moves it on to the new generation.
-  mutable NominalMemo nominal_;
-  mutable uint64_t nominal_generation_ = 0;
+  // The classical searches' answers about the tree, for as long as the
+  // cache is at `memo_generation_` and the holders at `memo_holders_`: a
+  // search, or SimulatePreemption's removal, that puts everything back
+  // moves them on to the new generation.
+  mutable WithinNominalMemo memo_;
+  mutable uint64_t memo_generation_ = 0;
+  mutable uint64_t memo_holders_ = 0;
 };
 
 }  // namespace kq::preemption

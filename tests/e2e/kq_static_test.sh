@@ -6,7 +6,7 @@ set -euo pipefail
 
 KQ="$1/kq"
 needed="$(readelf -d "$KQ" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort)"
-unexpected="$(echo "$needed" | grep -v -E '^(libc|libm|ld-linux-x86-64)\.so\.[0-9]+$' || true)"
+unexpected="$(echo "$needed" | grep -v -E '^(libc\.so|libm\.so|ld-linux[-a-z0-9_.]*\.so)\.[0-9]+$' || true)"
 if [ -n "$unexpected" ]; then
   echo "FAIL: $KQ needs shared objects besides glibc's:" >&2
   echo "$unexpected" >&2

@@ -219,9 +219,9 @@ TEST_P(ClassicalPreemptionTest, MatchesKueue) {
   EXPECT_EQ(got, tc.want);
   EXPECT_EQ(UsageOfTree(cache), before) << "the quota tree was not restored";
 
-  // The same search with a NominalMemo, filled by it and then answering a
+  // The same search with a WithinNominalMemo, filled by it and then answering a
   // second time, chooses the same targets in the same order.
-  NominalMemo nominal;
+  WithinNominalMemo nominal;
   for (int round = 0; round < 2; ++round) {
     std::vector<Target> memoised =
         ClassicalTargets(cache, preemptor, holding, kNow, {}, &nominal);

@@ -40,6 +40,22 @@ TEST(HoldingQuotaTest, IndexesByClusterQueueInInputOrder) {
   EXPECT_EQ(holders.size(), 3u);
 }
 
+// The preemption oracle clears what it computed from the holders when the
+// version moves.
+TEST(HoldingQuotaTest, VersionMovesWithEveryChange) {
+  const Workload a1 = Holding("a1", "a");
+  const Workload a2 = Holding("a2", "a");
+  HoldingQuota holders;
+  const uint64_t empty = holders.version();
+  holders.Add(&a1);
+  const uint64_t one = holders.version();
+  EXPECT_NE(one, empty);
+  holders.Remove(&a2, "a");  // not there: nothing changes
+  EXPECT_EQ(holders.version(), one);
+  holders.Remove(&a1, "a");
+  EXPECT_NE(holders.version(), one);
+}
+
 TEST(HoldingQuotaTest, AddAndRemoveKeepTheOrderOfTheRest) {
   const Workload a1 = Holding("a1", "a");
   const Workload a2 = Holding("a2", "a");

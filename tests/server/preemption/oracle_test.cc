@@ -117,8 +117,8 @@ TEST_F(OracleTest, HigherPriorityIsNoCandidates) {
             cache::FindHeightOfLowestSubtreeThatFits(a, kCpu, 4'000).first);
 }
 
-// The searches remember which queues are within nominal (NominalMemo) only
-// while the tree's usage stays as it was: here b starts borrowing between
+// The searches remember which queues are within nominal (WithinNominalMemo)
+// only while the tree's usage stays as it was: here b starts borrowing between
 // two searches of the same oracle, and its new workload becomes reclaimable.
 TEST_F(OracleTest, UsageChangedBetweenSearchesIsSeen) {
   Hold("high", "a", 100, "2");
