@@ -49,6 +49,7 @@ using ::kq::testing::ClusterQueueBuilder;
 using ::kq::testing::CohortBuilder;
 using ::kq::testing::WorkloadBuilder;
 
+using ::kq::preemption::test_util::ExpectSameTargetsThroughMemo;
 using ::kq::preemption::test_util::FlavorChoice;
 using ::kq::preemption::test_util::Holding;
 using ::kq::preemption::test_util::HoldingCpu;
@@ -219,19 +220,7 @@ TEST_P(ClassicalPreemptionTest, MatchesKueue) {
   EXPECT_EQ(got, tc.want);
   EXPECT_EQ(UsageOfTree(cache), before) << "the quota tree was not restored";
 
-  // The same search with a WithinNominalMemo, filled by it and then answering a
-  // second time, chooses the same targets in the same order.
-  WithinNominalMemo nominal;
-  for (int round = 0; round < 2; ++round) {
-    std::vector<Target> memoised =
-        ClassicalTargets(cache, preemptor, holding, kNow, {}, &nominal);
-    ASSERT_EQ(memoised.size(), targets.size()) << "round " << round;
-    for (size_t i = 0; i < targets.size(); ++i) {
-      EXPECT_EQ(memoised[i].workload, targets[i].workload) << "round " << round;
-      EXPECT_EQ(memoised[i].reason, targets[i].reason) << "round " << round;
-    }
-  }
-  EXPECT_EQ(UsageOfTree(cache), before) << "the quota tree was not restored";
+  ExpectSameTargetsThroughMemo(cache, preemptor, holding, targets);
 }
 
 INSTANTIATE_TEST_SUITE_P(

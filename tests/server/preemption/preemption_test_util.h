@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "gtest/gtest.h"
 
 #include "server/cache/cache.h"
 #include "server/core/objects.h"
 #include "server/core/quantity.h"
+#include "server/preemption/classical.h"
 #include "tests/testing/builders.h"
 
 namespace kq::preemption::test_util {
@@ -162,6 +164,27 @@ inline std::vector<const Workload*> BuildTree(
     holding.push_back(&wl);
   }
   return holding;
+}
+
+// The same classical search through a WithinNominalMemo, once filling it
+// and once answering from it, chooses `targets` in the same order and
+// leaves the tree as it was.
+inline void ExpectSameTargetsThroughMemo(
+    cache::Cache& cache, const Preemptor& preemptor,
+    const std::vector<const Workload*>& holding,
+    const std::vector<Target>& targets) {
+  const auto before = UsageOfTree(cache);
+  WithinNominalMemo memo;
+  for (int round = 0; round < 2; ++round) {
+    std::vector<Target> memoised =
+        ClassicalTargets(cache, preemptor, holding, kNow, {}, &memo);
+    ASSERT_EQ(memoised.size(), targets.size()) << "round " << round;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      EXPECT_EQ(memoised[i].workload, targets[i].workload) << "round " << round;
+      EXPECT_EQ(memoised[i].reason, targets[i].reason) << "round " << round;
+    }
+  }
+  EXPECT_EQ(UsageOfTree(cache), before) << "the quota tree was not restored";
 }
 
 }  // namespace kq::preemption::test_util
