@@ -23,15 +23,22 @@ void EventLog::Reset(int64_t revision, std::vector<store::Event> events) {
 }
 
 void EventLog::Append(int64_t revision, std::vector<store::Event> events) {
-  absl::MutexLock lock(&mu_);
+  // The events are allocated, and the dropped ones freed, outside the lock
+  // that every watcher's read takes.
+  std::vector<SharedEvent> appended;
+  appended.reserve(events.size());
   for (store::Event& e : events) {
-    events_.push_back(std::make_shared<const store::Event>(std::move(e)));
+    appended.push_back(std::make_shared<const store::Event>(std::move(e)));
   }
+  std::vector<SharedEvent> dropped_events;  // freed after `lock` is released
+  absl::MutexLock lock(&mu_);
+  for (SharedEvent& e : appended) events_.push_back(std::move(e));
   revision_ = revision;
   // Drop whole revisions only, so a reader never sees half a batch.
   while (events_.size() > capacity_) {
     int64_t dropped = events_.front()->revision;
     while (!events_.empty() && events_.front()->revision == dropped) {
+      dropped_events.push_back(std::move(events_.front()));
       events_.pop_front();
     }
     floor_ = dropped;

@@ -458,8 +458,9 @@ absl::Span<const Workload* const> WithinNominalMemo::Table::Users(
   auto [it, inserted] = users_.try_emplace(&cq);
   if (inserted) {
     for (const Workload* workload : holders.InClusterQueue(cq.name())) {
-      if (WorkloadUsesResources(*workload, frs_))
+      if (WorkloadUsesResources(*workload, frs_)) {
         it->second.push_back(workload);
+      }
     }
   }
   return it->second;
