@@ -188,6 +188,12 @@ struct SubmitOptions {
   bool open_loop = true;
   // The open-loop rate in calls/s; 0: half the best unary rate measured.
   double paced_rate = 0;
+  // Pod templates travel as JSON text both ways (template_json and
+  // TEMPLATE_FORM_JSON), else as Structs.
+  bool templates_as_json = true;
+  // Also measure the most unary and batched calls in flight with the
+  // templates as Structs, for comparison.
+  bool struct_rows = true;
 };
 absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
                                              const Context& context);

@@ -135,6 +135,15 @@ int main(int argc, char** argv) {
                    "Apply calls in flight")
       ->delimiter(',')
       ->capture_default_str();
+  submit_cmd
+      ->add_option("--templates-as-json", submit.templates_as_json,
+                   "send and receive pod templates as JSON text (else as "
+                   "Structs)")
+      ->capture_default_str();
+  submit_cmd
+      ->add_option("--struct-rows", submit.struct_rows,
+                   "also measure the most calls in flight with Structs")
+      ->capture_default_str();
 
   ScaleOptions scale;
   double churn_seconds = 20;

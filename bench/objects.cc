@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
+#include "nlohmann/json.hpp"
 
 namespace kq::bench {
 namespace {
@@ -40,6 +41,21 @@ google::protobuf::Struct PodTemplate(const WorkloadShape& shape) {
   google::protobuf::Struct pod_template;
   *(*pod_template.mutable_fields())["spec"].mutable_struct_value() = spec;
   return pod_template;
+}
+
+// The same template as JSON text.
+std::string PodTemplateJson(const WorkloadShape& shape) {
+  nlohmann::json requests = {{"cpu", shape.cpu}};
+  if (!shape.memory.empty()) requests["memory"] = shape.memory;
+  const nlohmann::json pod_template = {
+      {"spec",
+       {{"restartPolicy", "Never"},
+        {"containers",
+         {{{"name", "main"},
+           {"image", "registry.k8s.io/busybox:1.36"},
+           {"command", {"sh", "-c", "echo start; sleep 30; echo done"}},
+           {"resources", {{"requests", requests}}}}}}}}};
+  return pod_template.dump();
 }
 
 }  // namespace
@@ -115,7 +131,11 @@ v1::Workload MakeWorkload(const WorkloadShape& shape) {
   ps->set_count(1);
   (*ps->mutable_requests())["cpu"] = shape.cpu;
   if (!shape.memory.empty()) (*ps->mutable_requests())["memory"] = shape.memory;
-  if (shape.with_template) *ps->mutable_template_() = PodTemplate(shape);
+  if (shape.with_template && shape.template_as_json) {
+    ps->set_template_json(PodTemplateJson(shape));
+  } else if (shape.with_template) {
+    *ps->mutable_template_() = PodTemplate(shape);
+  }
   return wl;
 }
 

@@ -47,6 +47,9 @@ struct WorkloadShape {
   // A pod template as a batch Job's would be (one container with image,
   // command and requests): what kqd stores and hands back to runners.
   bool with_template = false;
+  // Send that template as JSON text (PodSet.template_json), the form kqd
+  // reads for the least, instead of a Struct.
+  bool template_as_json = false;
   std::map<std::string, std::string> labels;
 };
 v1::Workload MakeWorkload(const WorkloadShape& shape);

@@ -37,7 +37,7 @@ absl::Status ApplySetup(client::Client& client) {
   return client.Apply(request).status();
 }
 
-v1::Workload JobWorkload(const std::string& name) {
+v1::Workload JobWorkload(const std::string& name, bool template_as_json) {
   WorkloadShape shape;
   shape.namespace_name = kNamespace;
   shape.name = name;
@@ -45,6 +45,7 @@ v1::Workload JobWorkload(const std::string& name) {
   shape.cpu = "1";
   shape.memory = "2Gi";
   shape.with_template = true;
+  shape.template_as_json = template_as_json;
   shape.labels = {{"app", "bench"}, {"team", "ml"}};
   return MakeWorkload(shape);
 }
@@ -79,7 +80,8 @@ absl::StatusOr<std::unique_ptr<Server>> StartServer(const Context& context) {
   if (absl::Status s = ApplySetup(*server->client); !s.ok()) return s;
   for (int i = 0; i < 20; ++i) {
     auto r =
-        server->client->SubmitWorkload(JobWorkload(absl::StrCat("warm-", i)));
+        server->client->SubmitWorkload(JobWorkload(absl::StrCat("warm-", i),
+                                                   /*template_as_json=*/true));
     if (!r.ok()) return r.status();
   }
   return server;
@@ -160,6 +162,10 @@ std::string TenthsNote(const Measured& m) {
                          FormatCount(m.last_tenth_rate));
 }
 
+v1::TemplateForm FormOf(bool templates_as_json) {
+  return templates_as_json ? v1::TEMPLATE_FORM_JSON : v1::TEMPLATE_FORM_STRUCT;
+}
+
 std::string CpuNote(const Measured& m) {
   return absl::StrFormat("%.0f%% / %.0f%%",
                          100 * absl::ToDoubleSeconds(m.kqd_cpu) / m.seconds,
@@ -193,28 +199,46 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
                                        m.errors, m.first_error));
     }
   };
+  // Unary calls at each level in the options' form, then the most calls in
+  // flight in the other form.
+  std::vector<std::pair<int, bool>> unary;
   for (int in_flight : options.in_flight) {
-    std::fprintf(stderr, "submit: unary, %d in flight...\n", in_flight);
+    unary.emplace_back(in_flight, options.templates_as_json);
+  }
+  if (options.struct_rows && options.templates_as_json &&
+      !options.in_flight.empty()) {
+    unary.emplace_back(options.in_flight.back(), false);
+  }
+  for (const auto& [in_flight, as_json] : unary) {
+    std::fprintf(stderr, "submit: unary, %d in flight%s...\n", in_flight,
+                 as_json ? "" : ", templates as Structs");
     absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
     if (!server.ok()) return server.status();
     client::Client& client = *(*server)->client;
-    Measured m = Drive(
-        **server, in_flight, options.count, options.per_level, 0,
-        [&](int64_t i) -> absl::StatusOr<int> {
-          auto r = client.SubmitWorkload(JobWorkload(absl::StrCat("w-", i)));
-          if (!r.ok()) return r.status();
-          return 1;
-        });
+    const bool json = as_json;
+    Measured m = Drive(**server, in_flight, options.count, options.per_level, 0,
+                       [&](int64_t i) -> absl::StatusOr<int> {
+                         v1::SubmitWorkloadRequest request;
+                         *request.mutable_workload() =
+                             JobWorkload(absl::StrCat("w-", i), json);
+                         request.set_template_form(FormOf(json));
+                         auto r = client.SubmitWorkload(request);
+                         if (!r.ok()) return r.status();
+                         return 1;
+                       });
     const double rate = m.workloads / m.seconds;
-    if (in_flight >= best_in_flight) {
+    if (as_json == options.templates_as_json && in_flight >= best_in_flight) {
       best_in_flight = in_flight;
       best_unary_rate = rate;
     }
     const auto limit = context.limits.grpc_calls_per_second.find(in_flight);
     table.rows.push_back(
-        {"SubmitWorkload", absl::StrCat(in_flight), FormatCount(m.workloads),
-         FormatCount(rate), FormatMicros(m.latency_us.p50),
-         FormatMicros(m.latency_us.p99), FormatMicros(m.latency_us.p999),
+        {as_json == options.templates_as_json
+             ? "SubmitWorkload"
+             : "SubmitWorkload, templates as Structs",
+         absl::StrCat(in_flight), FormatCount(m.workloads), FormatCount(rate),
+         FormatMicros(m.latency_us.p50), FormatMicros(m.latency_us.p99),
+         FormatMicros(m.latency_us.p999),
          limit == context.limits.grpc_calls_per_second.end()
              ? ""
              : Fraction(rate, limit->second,
@@ -231,13 +255,17 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
     absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
     if (!server.ok()) return server.status();
     client::Client& client = *(*server)->client;
-    Measured m = Drive(
-        **server, best_in_flight, options.count, options.per_level, rate,
-        [&](int64_t i) -> absl::StatusOr<int> {
-          auto r = client.SubmitWorkload(JobWorkload(absl::StrCat("o-", i)));
-          if (!r.ok()) return r.status();
-          return 1;
-        });
+    Measured m =
+        Drive(**server, best_in_flight, options.count, options.per_level, rate,
+              [&](int64_t i) -> absl::StatusOr<int> {
+                v1::SubmitWorkloadRequest request;
+                *request.mutable_workload() = JobWorkload(
+                    absl::StrCat("o-", i), options.templates_as_json);
+                request.set_template_form(FormOf(options.templates_as_json));
+                auto r = client.SubmitWorkload(request);
+                if (!r.ok()) return r.status();
+                return 1;
+              });
     table.rows.push_back(
         {absl::StrFormat("SubmitWorkload, paced at %s/s (%s)",
                          FormatCount(rate),
@@ -248,27 +276,41 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
          CpuNote(m), TenthsNote(m)});
     note_errors("open loop", m);
   }
+  std::vector<std::pair<int, bool>> batched;
   for (int in_flight : options.batch_in_flight) {
-    std::fprintf(stderr, "submit: Apply batches of %d, %d in flight...\n",
-                 options.batch, in_flight);
+    batched.emplace_back(in_flight, options.templates_as_json);
+  }
+  if (options.struct_rows && options.templates_as_json &&
+      !options.batch_in_flight.empty()) {
+    batched.emplace_back(options.batch_in_flight.back(), false);
+  }
+  for (const auto& [in_flight, as_json] : batched) {
+    std::fprintf(stderr, "submit: Apply batches of %d, %d in flight%s...\n",
+                 options.batch, in_flight,
+                 as_json ? "" : ", templates as Structs");
     absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
     if (!server.ok()) return server.status();
     client::Client& client = *(*server)->client;
     const int batch = options.batch;
+    const bool json = as_json;
     Measured m =
         Drive(**server, in_flight, std::max<int64_t>(1, options.count / batch),
               options.per_level, 0, [&](int64_t i) -> absl::StatusOr<int> {
                 v1::ApplyRequest request;
+                request.set_template_form(FormOf(json));
                 for (int j = 0; j < batch; ++j) {
                   *request.add_workloads() =
-                      JobWorkload(absl::StrCat("b-", i, "-", j));
+                      JobWorkload(absl::StrCat("b-", i, "-", j), json);
                 }
                 auto r = client.Apply(request);
                 if (!r.ok()) return r.status();
                 return batch;
               });
     const double rate = m.workloads / m.seconds;
-    table.rows.push_back({absl::StrCat("Apply, ", batch, " per call"),
+    table.rows.push_back({absl::StrCat("Apply, ", batch, " per call",
+                                       as_json == options.templates_as_json
+                                           ? ""
+                                           : ", templates as Structs"),
                           absl::StrCat(in_flight), FormatCount(m.workloads),
                           FormatCount(rate), FormatMicros(m.latency_us.p50),
                           FormatMicros(m.latency_us.p99),
@@ -283,9 +325,15 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
       "%s. Latency is per call (per batch for Apply), measured by the "
       "client from send to acknowledgement.",
       FormatCount(options.count), absl::FormatDuration(options.per_level)));
-  table.notes.push_back(
+  table.notes.push_back(absl::StrCat(
       "Workloads: one pod set, cpu 1 and memory 2Gi, with a Job-like pod "
-      "template (image, command, requests) and two labels.");
+      "template (image, command, requests) and two labels. ",
+      options.templates_as_json
+          ? "The template travels as JSON text both ways (PodSet.template_json "
+            "and template_form TEMPLATE_FORM_JSON, as `kq apply` sends it); "
+            "rows marked \"templates as Structs\" send and receive it as a "
+            "google.protobuf.Struct, the API's default form."
+          : "The template travels as a google.protobuf.Struct both ways."));
   table.notes.push_back(absl::StrFormat(
       "CPU kqd / client: CPU time of kqd and of this process over the "
       "measurement, in percent of one core (%d cores, shared by both).",

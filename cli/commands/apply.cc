@@ -109,7 +109,9 @@ int RunApply(const ApplyOptions& options, CommandContext& ctx) {
     return kExitError;
   }
 
-  // 2. One transaction for all of it.
+  // 2. One transaction for all of it. Only names are printed: the
+  //    templates may come back as text, which kqd converts for nothing.
+  request.set_template_form(v1::TEMPLATE_FORM_JSON);
   absl::StatusOr<v1::ApplyResponse> response = ctx.client.Apply(request);
   if (!response.ok()) {
     return ReportError(response.status(), ctx.err);

@@ -420,6 +420,11 @@ json NamespaceJson(const v1::Namespace& ns) {
 // the derived fields (requests, node selector, ...); then a minimal
 // template that derives back to them is written, so nothing is lost.
 json PodTemplateJson(const v1::PodSet& pod_set) {
+  if (!pod_set.template_json().empty()) {
+    json parsed = json::parse(pod_set.template_json(), nullptr,
+                              /*allow_exceptions=*/false);
+    if (parsed.is_object()) return parsed;
+  }
   if (pod_set.has_template_() && !pod_set.template_().fields().empty()) {
     return internal::StructToJson(pod_set.template_());
   }

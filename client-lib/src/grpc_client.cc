@@ -328,10 +328,9 @@ class GrpcClient : public Client {
     return std::move(*response->mutable_object());
   }
 
+  using Client::SubmitWorkload;
   absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
-      const v1::Workload& workload) override {
-    v1::SubmitWorkloadRequest request;
-    *request.mutable_workload() = workload;
+      const v1::SubmitWorkloadRequest& request) override {
     return Once<v1::SubmitWorkloadResponse>(
         options_.deadline, request,
         [this](auto* context, auto& req, auto* resp) {

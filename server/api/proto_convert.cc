@@ -78,7 +78,7 @@ v1::ConfigObject ToProto(const engine::ObjectView& view) {
   return proto;
 }
 
-v1::WatchEvent ToProto(const store::Event& event) {
+v1::WatchEvent ToProto(const store::Event& event, v1::TemplateForm form) {
   v1::WatchEvent out;
   switch (event.type) {
     case store::Event::Type::kAdded:
@@ -93,7 +93,7 @@ v1::WatchEvent ToProto(const store::Event& event) {
   }
   out.set_revision(event.revision);
   if (const auto* wl = std::get_if<Workload>(&event.object)) {
-    *out.mutable_workload() = codec::ToProto(*wl);
+    *out.mutable_workload() = codec::ToProto(*wl, form);
   } else {
     *out.mutable_config_object() =
         codec::ToProto(std::get<ConfigObject>(event.object));

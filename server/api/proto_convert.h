@@ -12,7 +12,9 @@
 namespace kq::api {
 
 v1::ConfigObject ToProto(const engine::ObjectView& view);
-v1::WatchEvent ToProto(const store::Event& event);
+// A workload's pod templates in `form`.
+v1::WatchEvent ToProto(const store::Event& event,
+                       v1::TemplateForm form = v1::TEMPLATE_FORM_STRUCT);
 void FillPlacements(
     const engine::WorkloadView& view,
     google::protobuf::RepeatedPtrField<v1::PodSetPlacement>* placements);

@@ -62,9 +62,10 @@ absl::StatusOr<ObjectKey> ParseKey(const std::string& kind_text,
 }
 
 void FillWorkload(
-    const engine::WorkloadView& view, v1::Workload* workload,
+    const engine::WorkloadView& view, v1::TemplateForm form,
+    v1::Workload* workload,
     google::protobuf::RepeatedPtrField<v1::PodSetPlacement>* placements) {
-  *workload = codec::ToProto(view.workload);
+  *workload = codec::ToProto(view.workload, form);
   FillPlacements(view, placements);
 }
 
@@ -190,7 +191,7 @@ grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
     v1::ApplyResult* out = response->add_results();
     out->set_action(r.action);
     if (const auto* wl = std::get_if<Workload>(&r.object)) {
-      *out->mutable_workload() = codec::ToProto(*wl);
+      *out->mutable_workload() = codec::ToProto(*wl, request->template_form());
     } else {
       *out->mutable_object() = codec::ToProto(std::get<ConfigObject>(r.object));
     }
@@ -265,7 +266,7 @@ grpc::Status QueueServiceImpl::SubmitWorkload(
   if (!wl.ok()) return ToGrpcStatus(wl.status());
   absl::StatusOr<engine::WorkloadView> view = engine_.Submit(*std::move(wl));
   if (!view.ok()) return ToGrpcStatus(view.status());
-  FillWorkload(*view, response->mutable_workload(),
+  FillWorkload(*view, request->template_form(), response->mutable_workload(),
                response->mutable_placements());
   return grpc::Status::OK;
 }
@@ -276,7 +277,7 @@ grpc::Status QueueServiceImpl::GetWorkload(
   absl::StatusOr<engine::WorkloadView> view =
       engine_.GetWorkload({request->namespace_(), request->name()});
   if (!view.ok()) return ToGrpcStatus(view.status());
-  FillWorkload(*view, response->mutable_workload(),
+  FillWorkload(*view, request->template_form(), response->mutable_workload(),
                response->mutable_placements());
   return grpc::Status::OK;
 }
@@ -291,7 +292,7 @@ grpc::Status QueueServiceImpl::ListWorkloads(
       engine_.ListWorkloads(filter);
   if (!listed.ok()) return ToGrpcStatus(listed.status());
   for (const Workload& wl : listed->items) {
-    *response->add_workloads() = codec::ToProto(wl);
+    *response->add_workloads() = codec::ToProto(wl, request->template_form());
   }
   response->set_revision(listed->revision);
   return grpc::Status::OK;
@@ -354,8 +355,8 @@ absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,
 void FillAdmitResponse(const engine::AdmitOutcome& outcome,
                        v1::AdmitResponse* response) {
   response->set_outcome(ToProto(outcome.kind));
-  FillWorkload(outcome.view, response->mutable_workload(),
-               response->mutable_placements());
+  FillWorkload(outcome.view, v1::TEMPLATE_FORM_STRUCT,
+               response->mutable_workload(), response->mutable_placements());
   response->set_reason(outcome.reason);
   response->set_message(outcome.message);
   if (outcome.view.position.has_value()) {
@@ -501,7 +502,9 @@ grpc::Status QueueServiceImpl::Watch(
       if (!WatchMatches(*request, event, was_here)) continue;
       // One write per event: gRPC 1.51's buffer hint (one flush per read)
       // stalled streams, python_watch_test hung in 5 of 10 runs.
-      if (!writer->Write(ToProto(event))) return grpc::Status::OK;
+      if (!writer->Write(ToProto(event, request->template_form()))) {
+        return grpc::Status::OK;
+      }
     }
   }
   return grpc::Status::OK;

@@ -779,7 +779,51 @@ bool StructFromJson(const std::string& json, google::protobuf::Struct* out) {
   }
 }
 
-absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto) {
+// A number as a Struct holds it: a double, written as protobuf writes it
+// and read back as nlohmann reads it (so "1.0" becomes 1). Applied to
+// templates sent as text, it makes a template's canonical text the same
+// whichever form the client sent it in.
+void NumbersAsStructHoldsThem(nlohmann::json& json) {
+  if (json.is_structured()) {
+    for (nlohmann::json& item : json) NumbersAsStructHoldsThem(item);
+  } else if (json.is_number()) {
+    json = nlohmann::json::parse(
+        google::protobuf::SimpleDtoa(json.get<double>()), nullptr,
+        /*allow_exceptions=*/false);
+  }
+}
+
+// A template a client sent as JSON text, in CanonicalJson's form (keys
+// sorted, numbers as a Struct holds them). InvalidArgument at `path` when
+// it does not parse or is not a JSON object.
+absl::StatusOr<std::string> CanonicalJsonText(absl::string_view path,
+                                              const std::string& text) {
+  try {
+    nlohmann::json parsed = nlohmann::json::parse(text);
+    if (!parsed.is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": must be a JSON object (a PodTemplateSpec), not ",
+          parsed.type_name()));
+    }
+    NumbersAsStructHoldsThem(parsed);
+    return parsed.dump(-1, ' ', /*ensure_ascii=*/false,
+                       nlohmann::json::error_handler_t::replace);
+  } catch (const nlohmann::json::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, ...": the
+    // bracketed id means nothing to the client.
+    absl::string_view what = e.what();
+    if (size_t end = what.find("] ");
+        absl::StartsWith(what, "[") && end != absl::string_view::npos) {
+      what.remove_prefix(end + 2);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+  }
+}
+
+// `from_client`: the pod set came from a client, whose template_json is
+// made canonical here (the store's is already).
+absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
+                                       bool from_client) {
   const std::string path = absl::StrCat("spec.podSets[", index, "]");
   PodSet ps;
   ps.name = proto.name();
@@ -801,7 +845,13 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto) {
   }
   ps.template_on_disk = proto.template_on_disk();
   if (!proto.template_json().empty()) {
-    ps.template_json = proto.template_json();
+    if (from_client) {
+      KQ_ASSIGN_OR_RETURN(ps.template_json,
+                          CanonicalJsonText(absl::StrCat(path, ".templateJson"),
+                                            proto.template_json()));
+    } else {
+      ps.template_json = proto.template_json();
+    }
   } else if (proto.has_template_()) {
     KQ_ASSIGN_OR_RETURN(
         ps.template_json,
@@ -810,8 +860,14 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto) {
   return ps;
 }
 
-// `stored`: the template as text (ToStoredProto), else as a Struct.
-void PodSetToProto(const PodSet& ps, bool stored, v1::PodSet* proto) {
+// Where a pod set's template goes in its proto.
+enum class TemplateOut {
+  kStruct,  // PodSet.template (an answer, TEMPLATE_FORM_STRUCT)
+  kJson,    // PodSet.template_json (an answer, TEMPLATE_FORM_JSON)
+  kStored,  // template_json, or the template_on_disk mark (the store)
+};
+
+void PodSetToProto(const PodSet& ps, TemplateOut out, v1::PodSet* proto) {
   proto->set_name(ps.name);
   proto->set_count(ps.count);
   if (ps.min_count.has_value()) proto->set_min_count(*ps.min_count);
@@ -826,7 +882,7 @@ void PodSetToProto(const PodSet& ps, bool stored, v1::PodSet* proto) {
       RequirementToProto(r, term_proto->add_match_expressions());
     }
   }
-  if (stored) {
+  if (out == TemplateOut::kStored) {
     // A template kept on disk is never written into its workload's row,
     // even while the engine has its text attached.
     if (ps.template_on_disk) {
@@ -834,6 +890,8 @@ void PodSetToProto(const PodSet& ps, bool stored, v1::PodSet* proto) {
     } else {
       proto->set_template_json(ps.template_json);
     }
+  } else if (out == TemplateOut::kJson) {
+    proto->set_template_json(ps.template_json);
   } else if (!ps.template_json.empty()) {
     // template_json only ever comes from FromProto (which wrote it from a
     // Struct) or from tests, so it parses; if it does not, the template is
@@ -984,31 +1042,47 @@ v1::ConfigObject ToProto(const ConfigObject& object) {
   return proto;
 }
 
+namespace {
+
+absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
+                                           bool from_client);
+
+}  // namespace
+
 absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto) {
   for (int i = 0; i < proto.spec().pod_sets_size(); ++i) {
-    // The store's own fields.
     const v1::PodSet& ps = proto.spec().pod_sets(i);
-    const char* field = !ps.template_json().empty() ? "templateJson"
-                        : ps.template_on_disk()     ? "templateOnDisk"
-                                                    : nullptr;
-    if (field != nullptr) {
+    if (ps.template_on_disk()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "spec.podSets[", i, "].", field,
-          ": set only by kqd's store; send the pod template in spec.podSets[",
-          i, "].template"));
+          "spec.podSets[", i,
+          "].templateOnDisk: set only by kqd's store; send the pod template "
+          "in spec.podSets[",
+          i, "].template or .templateJson"));
+    }
+    if (ps.has_template_() && !ps.template_json().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.podSets[", i, "]: set template or templateJson, not both"));
     }
   }
-  return FromProto(proto);
+  return WorkloadFromProto(proto, /*from_client=*/true);
 }
 
 absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
+  return WorkloadFromProto(proto, /*from_client=*/false);
+}
+
+namespace {
+
+absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
+                                           bool from_client) {
   const v1::WorkloadSpec& spec = proto.spec();
   const v1::WorkloadStatus& status = proto.status();
   Workload wl;
   wl.meta = MetaFromProto(proto.metadata());
   wl.queue_name = spec.queue_name();
   for (int i = 0; i < spec.pod_sets_size(); ++i) {
-    KQ_ASSIGN_OR_RETURN(PodSet ps, PodSetFromProto(i, spec.pod_sets(i)));
+    KQ_ASSIGN_OR_RETURN(PodSet ps,
+                        PodSetFromProto(i, spec.pod_sets(i), from_client));
     wl.pod_sets.push_back(std::move(ps));
   }
   wl.priority_class_name = spec.priority_class_name();
@@ -1064,15 +1138,13 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
   return wl;
 }
 
-namespace {
-
-v1::Workload WorkloadToProto(const Workload& workload, bool stored) {
+v1::Workload WorkloadToProto(const Workload& workload, TemplateOut out) {
   v1::Workload proto;
   MetaToProto(workload.meta, proto.mutable_metadata());
   v1::WorkloadSpec* spec = proto.mutable_spec();
   spec->set_queue_name(workload.queue_name);
   for (const PodSet& ps : workload.pod_sets) {
-    PodSetToProto(ps, stored, spec->add_pod_sets());
+    PodSetToProto(ps, out, spec->add_pod_sets());
   }
   spec->set_priority_class_name(workload.priority_class_name);
   spec->set_priority_class_source(workload.priority_class_source);
@@ -1127,12 +1199,14 @@ v1::Workload WorkloadToProto(const Workload& workload, bool stored) {
 
 }  // namespace
 
-v1::Workload ToProto(const Workload& workload) {
-  return WorkloadToProto(workload, /*stored=*/false);
+v1::Workload ToProto(const Workload& workload, v1::TemplateForm form) {
+  return WorkloadToProto(workload, form == v1::TEMPLATE_FORM_JSON
+                                       ? TemplateOut::kJson
+                                       : TemplateOut::kStruct);
 }
 
 v1::Workload ToStoredProto(const Workload& workload) {
-  return WorkloadToProto(workload, /*stored=*/true);
+  return WorkloadToProto(workload, TemplateOut::kStored);
 }
 
 PodSetUpdate FromProto(const v1::PodSetUpdate& proto) {

@@ -24,10 +24,15 @@ v1::ConfigObject ToProto(const ConfigObject& object);
 
 // Converts a proto workload, spec and status. InvalidArgument as above.
 absl::StatusOr<Workload> FromProto(const v1::Workload& proto);
-// FromProto for a workload a client sent: INVALID_ARGUMENT when a pod set
-// carries the store's template_json or template_on_disk.
+// FromProto for a workload a client sent. A pod set's template may come as
+// a Struct or as JSON text (template_json), never both; text is parsed and
+// written in the Struct's canonical form, so the same template is stored as
+// the same text whichever form it came in. INVALID_ARGUMENT for text that
+// is not a JSON object, and for the store's template_on_disk.
 absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto);
-v1::Workload ToProto(const Workload& workload);
+// An answer's workload, its pod templates in the form the client asked for.
+v1::Workload ToProto(const Workload& workload,
+                     v1::TemplateForm form = v1::TEMPLATE_FORM_STRUCT);
 // As ToProto, with each pod template as JSON text (PodSet.template_json)
 // instead of a Struct: what the store writes, so that no template is
 // converted on the way to disk or back (FromProto reads either form). A

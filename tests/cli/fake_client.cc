@@ -330,9 +330,9 @@ absl::StatusOr<v1::ListObjectsResponse> FakeClient::ListObjects(
 }
 
 absl::StatusOr<v1::SubmitWorkloadResponse> FakeClient::SubmitWorkload(
-    const v1::Workload& workload) {
+    const v1::SubmitWorkloadRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
-  return SubmitLocked(workload);
+  return SubmitLocked(request.workload());
 }
 
 absl::StatusOr<v1::SubmitWorkloadResponse> FakeClient::SubmitLocked(

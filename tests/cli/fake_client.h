@@ -69,8 +69,9 @@ class FakeClient : public client::Client {
   // are recorded only: the fake does not evict.
   absl::StatusOr<v1::Workload> SetAdmissionCheckState(
       const v1::SetAdmissionCheckStateRequest& request) override;
+  using Client::SubmitWorkload;
   absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
-      const v1::Workload& workload) override;
+      const v1::SubmitWorkloadRequest& request) override;
   absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
       const std::string& namespace_name, const std::string& name) override;
   absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(

@@ -12,8 +12,11 @@
 #include <thread>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "kq/v1/queue_service.grpc.pb.h"
 
 #include "client-lib/manifest/manifest.h"
 #include "tests/integration/kqd_process.h"
@@ -363,6 +366,115 @@ TEST_F(KqdTest, WatchStreamsCommittedChangesInOrder) {
   EXPECT_EQ(events[0].type(), v1::WatchEvent::ADDED);
   EXPECT_EQ(events[0].workload().metadata().name(), "a");
   EXPECT_GT(events[0].revision(), from);
+}
+
+// Pod templates may travel as JSON text both ways: sent as text (kept with
+// sorted keys), answered as text when the request asks, and as a Struct
+// otherwise; a kill -9 changes none of it.
+TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  const std::string sent =
+      R"({"spec": {"restartPolicy": "Never", "containers": [{"name": "c",)"
+      R"( "image": "i", "ports": [{"containerPort": 8080.0}]}]}})";
+  const std::string canonical =
+      R"({"spec":{"containers":[{"image":"i","name":"c",)"
+      R"("ports":[{"containerPort":8080}]}],"restartPolicy":"Never"}})";
+
+  v1::ApplyRequest apply;
+  apply.set_template_form(v1::TEMPLATE_FORM_JSON);
+  *apply.add_workloads() = GpuWorkload("text", 1);
+  apply.mutable_workloads(0)
+      ->mutable_spec()
+      ->mutable_pod_sets(0)
+      ->set_template_json(sent);
+  auto applied = client_->Apply(apply);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  const v1::PodSet& applied_set =
+      applied->results(0).workload().spec().pod_sets(0);
+  EXPECT_EQ(applied_set.template_json(), canonical);
+  EXPECT_FALSE(applied_set.has_template_());
+
+  // A Struct in, text out.
+  v1::SubmitWorkloadRequest submit;
+  submit.set_template_form(v1::TEMPLATE_FORM_JSON);
+  *submit.mutable_workload() = GpuWorkload("struct", 1);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  sent, submit.mutable_workload()
+                            ->mutable_spec()
+                            ->mutable_pod_sets(0)
+                            ->mutable_template_())
+                  .ok());
+  auto submitted = client_->SubmitWorkload(submit);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  EXPECT_EQ(submitted->workload().spec().pod_sets(0).template_json(),
+            canonical);
+
+  // Text that is not one JSON object is refused, naming the field, and
+  // nothing is stored.
+  v1::ApplyRequest bad;
+  *bad.add_workloads() = GpuWorkload("bad", 1);
+  bad.mutable_workloads(0)
+      ->mutable_spec()
+      ->mutable_pod_sets(0)
+      ->set_template_json(R"(["not", "an", "object"])");
+  auto refused = client_->Apply(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("workloads[0] (Workload \"team-ml/bad\"): "
+                        "spec.podSets[0].templateJson: must be a JSON object"));
+  EXPECT_EQ(client_->GetWorkload("team-ml", "bad").status().code(),
+            absl::StatusCode::kNotFound);
+
+  Restart(/*kill=*/true);
+  // Unasked, answers carry a Struct; asked, the text.
+  auto got = client_->GetWorkload("team-ml", "text");
+  ASSERT_TRUE(got.ok()) << got.status();
+  google::protobuf::Struct want;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(canonical, &want).ok());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      got->workload().spec().pod_sets(0).template_(), want));
+  EXPECT_TRUE(got->workload().spec().pod_sets(0).template_json().empty());
+
+  auto channel =
+      grpc::CreateChannel(kqd_->target(), grpc::InsecureChannelCredentials());
+  auto stub = v1::QueueService::NewStub(channel);
+  v1::GetWorkloadRequest get;
+  get.set_namespace_("team-ml");
+  get.set_name("struct");
+  get.set_template_form(v1::TEMPLATE_FORM_JSON);
+  v1::GetWorkloadResponse got_text;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub->GetWorkload(&context, get, &got_text).ok());
+  EXPECT_EQ(got_text.workload().spec().pod_sets(0).template_json(), canonical);
+
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_("team-ml");
+  list.set_template_form(v1::TEMPLATE_FORM_JSON);
+  auto listed = client_->ListWorkloads(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->workloads_size(), 2);
+  for (const v1::Workload& wl : listed->workloads()) {
+    EXPECT_EQ(wl.spec().pod_sets(0).template_json(), canonical)
+        << wl.metadata().name();
+    EXPECT_FALSE(wl.spec().pod_sets(0).has_template_());
+  }
+
+  v1::WatchRequest watch;
+  watch.set_from_revision(0);
+  watch.add_kinds("Workload");
+  watch.set_workload_name("text");
+  watch.set_template_form(v1::TEMPLATE_FORM_JSON);
+  std::string watched;
+  ASSERT_TRUE(client_
+                  ->Watch(watch,
+                          [&](const v1::WatchEvent& e) {
+                            watched =
+                                e.workload().spec().pod_sets(0).template_json();
+                            return false;
+                          })
+                  .ok());
+  EXPECT_EQ(watched, canonical);
 }
 
 const v1::Condition* FindCondition(const v1::Workload& wl,

@@ -30,6 +30,7 @@ using ::kq::testing::StatusIs;
 using ::kq::testing::WorkloadBuilder;
 using ::kq::testing::WorkloadPriorityClassBuilder;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const absl::Time kCreated =
     absl::FromUnixSeconds(1'700'000'000) + absl::Microseconds(123456);
@@ -505,6 +506,17 @@ TEST_P(TemplateConversionTest, MatchesProtobufJson) {
   EXPECT_TRUE(
       differencer.Compare(answer.spec().pod_sets(0).template_(), parsed))
       << diff;
+  // Sent as text instead, the same template is kept as the same text, and
+  // answered as text, it is that text.
+  v1::Workload as_text;
+  as_text.mutable_spec()->add_pod_sets()->set_template_json(GetParam());
+  ASSERT_OK_AND_ASSIGN(Workload from_text, FromClientProto(as_text));
+  EXPECT_EQ(from_text.pod_sets[0].template_json, want);
+  EXPECT_EQ(ToProto(from_text, v1::TEMPLATE_FORM_JSON)
+                .spec()
+                .pod_sets(0)
+                .template_json(),
+            want);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -551,15 +563,64 @@ TEST(CodecTest, StoredFormKeepsTheTemplateAsTextBothWays) {
       proto.spec().pod_sets(0).template_()));
 }
 
-TEST(CodecTest, ClientsCannotSendTheStoredTemplateText) {
+TEST(CodecTest, ClientsMaySendTheTemplateAsText) {
   auto proto = ParseText<v1::Workload>(R"pb(
-    spec { pod_sets { name: "main" template_json: "{}" } }
+    spec {
+      pod_sets { name: "main" template_json: "{ \"b\": 1.0, \"a\": [2] }" }
+    }
   )pb");
-  EXPECT_THAT(FromClientProto(proto),
+  ASSERT_OK_AND_ASSIGN(Workload wl, FromClientProto(proto));
+  EXPECT_EQ(wl.pod_sets[0].template_json, R"({"a":[2],"b":1})");
+  // The store's text is taken as it is: kqd wrote it canonical.
+  ASSERT_OK_AND_ASSIGN(Workload stored, FromProto(proto));
+  EXPECT_EQ(stored.pod_sets[0].template_json, R"({ "b": 1.0, "a": [2] })");
+  // Answered in the form asked for.
+  const v1::PodSet as_text =
+      ToProto(wl, v1::TEMPLATE_FORM_JSON).spec().pod_sets(0);
+  EXPECT_EQ(as_text.template_json(), R"({"a":[2],"b":1})");
+  EXPECT_FALSE(as_text.has_template_());
+  const v1::PodSet as_struct = ToProto(wl).spec().pod_sets(0);
+  EXPECT_TRUE(as_struct.template_json().empty());
+  EXPECT_EQ(as_struct.template_().fields().at("b").number_value(), 1);
+}
+
+TEST(CodecTest, ClientTemplateTextMustBeOneJsonObject) {
+  const auto with_text = [](const std::string& text) {
+    v1::Workload proto;
+    proto.mutable_spec()->add_pod_sets()->set_name("a");
+    proto.mutable_spec()->add_pod_sets()->set_template_json(text);
+    return FromClientProto(proto);
+  };
+  EXPECT_THAT(with_text("[1]"),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("spec.podSets[0].templateJson")));
-  ASSERT_OK_AND_ASSIGN(Workload wl, FromProto(proto));
-  EXPECT_EQ(wl.pod_sets[0].template_json, "{}");
+                       "spec.podSets[1].templateJson: must be a JSON object (a "
+                       "PodTemplateSpec), not array"));
+  const absl::Status unparsable = with_text(R"({"spec": )").status();
+  EXPECT_THAT(unparsable,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.podSets[1].templateJson: parse error")));
+  EXPECT_THAT(unparsable.message(), Not(HasSubstr("json.exception")));
+
+  auto both = ParseText<v1::Workload>(R"pb(
+    spec {
+      pod_sets {
+        name: "main"
+        template_json: "{}"
+        template {}
+      }
+    }
+  )pb");
+  EXPECT_THAT(FromClientProto(both),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "spec.podSets[0]: set template or templateJson, not "
+                       "both"));
+  auto on_disk = ParseText<v1::Workload>(R"pb(
+    spec { pod_sets { name: "main" template_on_disk: true } }
+  )pb");
+  EXPECT_THAT(FromClientProto(on_disk),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.podSets[0].templateOnDisk: set only by "
+                                 "kqd's store")));
 }
 
 // A template kept on disk is marked in the stored form and never written

@@ -91,7 +91,16 @@ class Client {
 
   // QueueService.
   virtual absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
-      const v1::Workload& workload) = 0;
+      const v1::SubmitWorkloadRequest& request) = 0;
+  // SubmitWorkload of `workload`, answered with its templates as Structs.
+  // (A class overriding the request form adds `using
+  // Client::SubmitWorkload;` to keep this one.)
+  absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
+      const v1::Workload& workload) {
+    v1::SubmitWorkloadRequest request;
+    *request.mutable_workload() = workload;
+    return SubmitWorkload(request);
+  }
   virtual absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
       const std::string& namespace_name, const std::string& name) = 0;
   virtual absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(
