@@ -19,6 +19,7 @@
 #include "spdlog/spdlog.h"
 
 #include "bench/bench.h"
+#include "server/common/binary.h"
 
 namespace kq::bench {
 namespace {
@@ -63,6 +64,7 @@ std::string Section(const std::string& command,
 }  // namespace kq::bench
 
 int main(int argc, char** argv) {
+  kq::InitBinary();
   using namespace kq::bench;
   CLI::App app{
       "kq-bench: kq beside Kueue's performance test, the machine's limits and "

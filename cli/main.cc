@@ -11,8 +11,10 @@
 #include "cli/app.h"
 
 #include "kq/client/client.h"
+#include "server/common/binary.h"
 
 int main(int argc, char** argv) {
+  kq::InitBinary();
   std::unique_ptr<kq::client::Client> client;
   kq::cli::Environment env;
   env.connect = [&client](const std::string& server) -> kq::client::Client& {

@@ -5,10 +5,12 @@
 #include "CLI/CLI.hpp"
 #include "absl/time/time.h"
 
+#include "server/common/binary.h"
 #include "server/daemon/daemon.h"
 #include "server/logging/logging.h"
 
 int main(int argc, char** argv) {
+  kq::InitBinary();
   kq::daemon::Config config;
   CLI::App app{"kqd: Kueue's admission model as a durable gRPC service"};
   app.add_option("--listen", config.listen,

@@ -20,6 +20,7 @@
 #include "spdlog/spdlog.h"
 
 #include "kq/client/client.h"
+#include "server/common/binary.h"
 #include "shim/jobs/controller.h"
 #include "shim/kube/client.h"
 #include "shim/provisioning/controller.h"
@@ -227,6 +228,7 @@ int Run(const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kq::InitBinary();
   Flags flags;
   CLI::App app{
       "kq-k8s-shim: Kueue's batch/v1 Job integration, admissions by kqd"};
