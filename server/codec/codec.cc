@@ -779,36 +779,43 @@ bool StructFromJson(const std::string& json, google::protobuf::Struct* out) {
   }
 }
 
-// A number as a Struct holds it: a double, written as protobuf writes it
-// and read back as nlohmann reads it (so "1.0" becomes 1). Applied to
-// templates sent as text, it makes a template's canonical text the same
-// whichever form the client sent it in.
-void NumbersAsStructHoldsThem(nlohmann::json& json) {
-  if (json.is_structured()) {
-    for (nlohmann::json& item : json) NumbersAsStructHoldsThem(item);
-  } else if (json.is_number()) {
-    json = nlohmann::json::parse(
-        google::protobuf::SimpleDtoa(json.get<double>()), nullptr,
-        /*allow_exceptions=*/false);
-  }
-}
+// Reads a template a client sent as JSON text without building it (a DOM,
+// its sorted dump and their allocations cost three times as much): it must
+// be one JSON object. nlohmann refuses numbers out of a double's range, as
+// Kubernetes' API server does. The first problem found is kept in `error`.
+class TemplateTextChecker : public nlohmann::json::json_sax_t {
+ public:
+  std::string error;
 
-// A template a client sent as JSON text, in CanonicalJson's form (keys
-// sorted, numbers as a Struct holds them). InvalidArgument at `path` when
-// it does not parse or is not a JSON object.
-absl::StatusOr<std::string> CanonicalJsonText(absl::string_view path,
-                                              const std::string& text) {
-  try {
-    nlohmann::json parsed = nlohmann::json::parse(text);
-    if (!parsed.is_object()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ": must be a JSON object (a PodTemplateSpec), not ",
-          parsed.type_name()));
-    }
-    NumbersAsStructHoldsThem(parsed);
-    return parsed.dump(-1, ' ', /*ensure_ascii=*/false,
-                       nlohmann::json::error_handler_t::replace);
-  } catch (const nlohmann::json::exception& e) {
+  bool null() override { return Value("null"); }
+  bool boolean(bool) override { return Value("boolean"); }
+  bool number_integer(number_integer_t) override { return Value("number"); }
+  bool number_unsigned(number_unsigned_t) override { return Value("number"); }
+  bool number_float(number_float_t, const string_t&) override {
+    return Value("number");
+  }
+  bool string(string_t&) override { return Value("string"); }
+  bool binary(binary_t&) override { return Value("binary"); }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool key(string_t&) override { return true; }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (!Value("array")) return false;
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::json::exception& e) override {
     // "[json.exception.parse_error.101] parse error at line 1, ...": the
     // bracketed id means nothing to the client.
     absl::string_view what = e.what();
@@ -816,12 +823,36 @@ absl::StatusOr<std::string> CanonicalJsonText(absl::string_view path,
         absl::StartsWith(what, "[") && end != absl::string_view::npos) {
       what.remove_prefix(end + 2);
     }
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+    error = std::string(what);
+    return false;
   }
+
+ private:
+  // A value outside any object or array is the whole document.
+  bool Value(const char* type) {
+    if (depth_ > 0) return true;
+    error =
+        absl::StrCat("must be a JSON object (a PodTemplateSpec), not ",
+                     absl::string_view(type) == "array" ? "an " : "a ", type);
+    return false;
+  }
+  int depth_ = 0;
+};
+
+// A template a client sent as JSON text is kept as given, once
+// TemplateTextChecker accepts it; InvalidArgument at `path` otherwise.
+absl::Status CheckTemplateText(absl::string_view path,
+                               const std::string& text) {
+  TemplateTextChecker checker;
+  if (nlohmann::json::sax_parse(text, &checker) && checker.error.empty()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": ", checker.error.empty() ? "not JSON" : checker.error));
 }
 
 // `from_client`: the pod set came from a client, whose template_json is
-// made canonical here (the store's is already).
+// checked here (the store's was when it came in).
 absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
                                        bool from_client) {
   const std::string path = absl::StrCat("spec.podSets[", index, "]");
@@ -846,12 +877,10 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
   ps.template_on_disk = proto.template_on_disk();
   if (!proto.template_json().empty()) {
     if (from_client) {
-      KQ_ASSIGN_OR_RETURN(ps.template_json,
-                          CanonicalJsonText(absl::StrCat(path, ".templateJson"),
-                                            proto.template_json()));
-    } else {
-      ps.template_json = proto.template_json();
+      KQ_RETURN_IF_ERROR(CheckTemplateText(absl::StrCat(path, ".templateJson"),
+                                           proto.template_json()));
     }
+    ps.template_json = proto.template_json();
   } else if (proto.has_template_()) {
     KQ_ASSIGN_OR_RETURN(
         ps.template_json,

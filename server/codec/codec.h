@@ -25,10 +25,10 @@ v1::ConfigObject ToProto(const ConfigObject& object);
 // Converts a proto workload, spec and status. InvalidArgument as above.
 absl::StatusOr<Workload> FromProto(const v1::Workload& proto);
 // FromProto for a workload a client sent. A pod set's template may come as
-// a Struct or as JSON text (template_json), never both; text is parsed and
-// written in the Struct's canonical form, so the same template is stored as
-// the same text whichever form it came in. INVALID_ARGUMENT for text that
-// is not a JSON object, and for the store's template_on_disk.
+// a Struct (kept as its canonical JSON text, keys sorted) or as JSON text
+// (template_json, kept as given), never both. INVALID_ARGUMENT for text
+// that is not one JSON object with finite numbers, and for the store's
+// template_on_disk.
 absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto);
 // An answer's workload, its pod templates in the form the client asked for.
 v1::Workload ToProto(const Workload& workload,

@@ -368,14 +368,15 @@ TEST_F(KqdTest, WatchStreamsCommittedChangesInOrder) {
   EXPECT_GT(events[0].revision(), from);
 }
 
-// Pod templates may travel as JSON text both ways: sent as text (kept with
-// sorted keys), answered as text when the request asks, and as a Struct
+// Pod templates may travel as JSON text both ways: sent as text (kept as
+// given), answered as text when the request asks, and as a Struct
 // otherwise; a kill -9 changes none of it.
 TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
   ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
   const std::string sent =
       R"({"spec": {"restartPolicy": "Never", "containers": [{"name": "c",)"
       R"( "image": "i", "ports": [{"containerPort": 8080.0}]}]}})";
+  // What a Struct of `sent` is kept as.
   const std::string canonical =
       R"({"spec":{"containers":[{"image":"i","name":"c",)"
       R"("ports":[{"containerPort":8080}]}],"restartPolicy":"Never"}})";
@@ -391,7 +392,7 @@ TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
   ASSERT_TRUE(applied.ok()) << applied.status();
   const v1::PodSet& applied_set =
       applied->results(0).workload().spec().pod_sets(0);
-  EXPECT_EQ(applied_set.template_json(), canonical);
+  EXPECT_EQ(applied_set.template_json(), sent);
   EXPECT_FALSE(applied_set.has_template_());
 
   // A Struct in, text out.
@@ -427,7 +428,7 @@ TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
 
   Restart(/*kill=*/true);
   // Unasked, answers carry a Struct; asked, the text.
-  auto got = client_->GetWorkload("team-ml", "text");
+  auto got = client_->GetWorkload("team-ml", "struct");
   ASSERT_TRUE(got.ok()) << got.status();
   google::protobuf::Struct want;
   ASSERT_TRUE(
@@ -441,12 +442,12 @@ TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
   auto stub = v1::QueueService::NewStub(channel);
   v1::GetWorkloadRequest get;
   get.set_namespace_("team-ml");
-  get.set_name("struct");
+  get.set_name("text");
   get.set_template_form(v1::TEMPLATE_FORM_JSON);
   v1::GetWorkloadResponse got_text;
   grpc::ClientContext context;
   ASSERT_TRUE(stub->GetWorkload(&context, get, &got_text).ok());
-  EXPECT_EQ(got_text.workload().spec().pod_sets(0).template_json(), canonical);
+  EXPECT_EQ(got_text.workload().spec().pod_sets(0).template_json(), sent);
 
   v1::ListWorkloadsRequest list;
   list.set_namespace_("team-ml");
@@ -455,7 +456,8 @@ TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
   ASSERT_TRUE(listed.ok()) << listed.status();
   ASSERT_EQ(listed->workloads_size(), 2);
   for (const v1::Workload& wl : listed->workloads()) {
-    EXPECT_EQ(wl.spec().pod_sets(0).template_json(), canonical)
+    EXPECT_EQ(wl.spec().pod_sets(0).template_json(),
+              wl.metadata().name() == "text" ? sent : canonical)
         << wl.metadata().name();
     EXPECT_FALSE(wl.spec().pod_sets(0).has_template_());
   }
@@ -474,7 +476,7 @@ TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
                             return false;
                           })
                   .ok());
-  EXPECT_EQ(watched, canonical);
+  EXPECT_EQ(watched, sent);
 }
 
 const v1::Condition* FindCondition(const v1::Workload& wl,

@@ -506,17 +506,15 @@ TEST_P(TemplateConversionTest, MatchesProtobufJson) {
   EXPECT_TRUE(
       differencer.Compare(answer.spec().pod_sets(0).template_(), parsed))
       << diff;
-  // Sent as text instead, the same template is kept as the same text, and
-  // answered as text, it is that text.
+  // Sent as text instead, the template is kept as given and answered as
+  // the same Struct.
   v1::Workload as_text;
   as_text.mutable_spec()->add_pod_sets()->set_template_json(GetParam());
   ASSERT_OK_AND_ASSIGN(Workload from_text, FromClientProto(as_text));
-  EXPECT_EQ(from_text.pod_sets[0].template_json, want);
-  EXPECT_EQ(ToProto(from_text, v1::TEMPLATE_FORM_JSON)
-                .spec()
-                .pod_sets(0)
-                .template_json(),
-            want);
+  EXPECT_EQ(from_text.pod_sets[0].template_json, GetParam());
+  EXPECT_TRUE(differencer.Compare(
+      ToProto(from_text).spec().pod_sets(0).template_(), original))
+      << diff;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -564,24 +562,37 @@ TEST(CodecTest, StoredFormKeepsTheTemplateAsTextBothWays) {
 }
 
 TEST(CodecTest, ClientsMaySendTheTemplateAsText) {
-  auto proto = ParseText<v1::Workload>(R"pb(
-    spec {
-      pod_sets { name: "main" template_json: "{ \"b\": 1.0, \"a\": [2] }" }
-    }
-  )pb");
+  const std::string text = R"({ "b": 1.0, "a": [2, "\u00e9"] })";
+  v1::Workload proto;
+  proto.mutable_spec()->add_pod_sets()->set_template_json(text);
+  // Kept as given, and answered so when asked.
   ASSERT_OK_AND_ASSIGN(Workload wl, FromClientProto(proto));
-  EXPECT_EQ(wl.pod_sets[0].template_json, R"({"a":[2],"b":1})");
-  // The store's text is taken as it is: kqd wrote it canonical.
-  ASSERT_OK_AND_ASSIGN(Workload stored, FromProto(proto));
-  EXPECT_EQ(stored.pod_sets[0].template_json, R"({ "b": 1.0, "a": [2] })");
-  // Answered in the form asked for.
+  EXPECT_EQ(wl.pod_sets[0].template_json, text);
   const v1::PodSet as_text =
       ToProto(wl, v1::TEMPLATE_FORM_JSON).spec().pod_sets(0);
-  EXPECT_EQ(as_text.template_json(), R"({"a":[2],"b":1})");
+  EXPECT_EQ(as_text.template_json(), text);
   EXPECT_FALSE(as_text.has_template_());
+  // Unasked, as the Struct it stands for.
   const v1::PodSet as_struct = ToProto(wl).spec().pod_sets(0);
   EXPECT_TRUE(as_struct.template_json().empty());
   EXPECT_EQ(as_struct.template_().fields().at("b").number_value(), 1);
+  EXPECT_EQ(as_struct.template_()
+                .fields()
+                .at("a")
+                .list_value()
+                .values(1)
+                .string_value(),
+            "\u00e9");
+  // A Struct is kept as JSON text with sorted keys, and answered as such.
+  v1::Workload from_struct;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(
+          text, from_struct.mutable_spec()->add_pod_sets()->mutable_template_())
+          .ok());
+  ASSERT_OK_AND_ASSIGN(Workload wl2, FromClientProto(from_struct));
+  EXPECT_EQ(
+      ToProto(wl2, v1::TEMPLATE_FORM_JSON).spec().pod_sets(0).template_json(),
+      "{\"a\":[2,\"\u00e9\"],\"b\":1}");
 }
 
 TEST(CodecTest, ClientTemplateTextMustBeOneJsonObject) {
@@ -589,17 +600,31 @@ TEST(CodecTest, ClientTemplateTextMustBeOneJsonObject) {
     v1::Workload proto;
     proto.mutable_spec()->add_pod_sets()->set_name("a");
     proto.mutable_spec()->add_pod_sets()->set_template_json(text);
-    return FromClientProto(proto);
+    return FromClientProto(proto).status();
   };
+  const std::string path = "spec.podSets[1].templateJson: ";
   EXPECT_THAT(with_text("[1]"),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       "spec.podSets[1].templateJson: must be a JSON object (a "
-                       "PodTemplateSpec), not array"));
-  const absl::Status unparsable = with_text(R"({"spec": )").status();
+                       path + "must be a JSON object (a PodTemplateSpec), not "
+                              "an array"));
+  EXPECT_THAT(with_text(R"("spec")"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       path + "must be a JSON object (a PodTemplateSpec), not "
+                              "a string"));
+  EXPECT_THAT(with_text(R"({"spec": {"x": [1, -1e400]}})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       path + "number overflow parsing '-1e400'"));
+  const absl::Status unparsable = with_text(R"({"spec": )");
   EXPECT_THAT(unparsable,
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("spec.podSets[1].templateJson: parse error")));
+                       HasSubstr(path + "parse error at line 1, column 10")));
   EXPECT_THAT(unparsable.message(), Not(HasSubstr("json.exception")));
+  EXPECT_THAT(with_text(R"({} {})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(path + "parse error at line 1, column 4")));
+  EXPECT_THAT(with_text("{\"a\": \"\xff\"}"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(path)));
+  EXPECT_OK(with_text(R"( {"spec": {"x": [1, 1e300, null, true]}} )"));
 
   auto both = ParseText<v1::Workload>(R"pb(
     spec {
