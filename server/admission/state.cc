@@ -4,8 +4,10 @@
 #include <set>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 
 #include "server/cache/fair_sharing.h"
 #include "server/common/status_macros.h"
@@ -170,6 +172,7 @@ void AdmissionState::Clear() {
   provisioning_request_configs_.clear();
   namespaces_.clear();
   workloads_.clear();
+  workload_index_.clear();
   // Queued keys point at workloads.
   queues_ = queue::Manager();
   nominations_.Clear();
@@ -214,10 +217,40 @@ void AdmissionState::LoadObject(ConfigObject object) {
 
 void AdmissionState::LoadWorkload(Workload workload) {
   NamespacedName key = KeyOf(workload);
-  // A store loads in key order, so the end is where each one goes.
-  workloads_.insert_or_assign(workloads_.end(), std::move(key),
-                              std::move(workload));
+  PutWorkload(std::move(key), std::move(workload));
   config_changed_ = true;
+}
+
+size_t AdmissionState::WorkloadItHash::operator()(
+    const NamespacedName& key) const {
+  return absl::Hash<std::pair<absl::string_view, absl::string_view>>()(
+      {key.first, key.second});
+}
+
+AdmissionState::WorkloadIt AdmissionState::FindWorkloadIt(
+    const NamespacedName& key) {
+  auto it = workload_index_.find(key);
+  return it == workload_index_.end() ? workloads_.end() : *it;
+}
+
+Workload& AdmissionState::PutWorkload(NamespacedName key, Workload workload) {
+  if (WorkloadIt found = FindWorkloadIt(key); found != workloads_.end()) {
+    found->second = std::move(workload);
+    return found->second;
+  }
+  // A store loads in key order: then the end is where each one goes.
+  const bool last = workloads_.empty() || workloads_.rbegin()->first < key;
+  WorkloadIt it =
+      last ? workloads_.emplace_hint(workloads_.end(), std::move(key),
+                                     std::move(workload))
+           : workloads_.emplace(std::move(key), std::move(workload)).first;
+  workload_index_.insert(it);
+  return it->second;
+}
+
+void AdmissionState::EraseWorkload(WorkloadIt it) {
+  workload_index_.erase(it);
+  workloads_.erase(it);
 }
 
 void AdmissionState::ResolvePriorities() {
@@ -256,8 +289,8 @@ std::string AdmissionState::PutObject(ConfigObject object,
 }
 
 const Workload* AdmissionState::FindWorkload(const NamespacedName& key) const {
-  auto it = workloads_.find(key);
-  return it == workloads_.end() ? nullptr : &it->second;
+  auto it = workload_index_.find(key);
+  return it == workload_index_.end() ? nullptr : &(*it)->second;
 }
 
 const Workload* AdmissionState::FindRecentlyFinished(
@@ -279,7 +312,7 @@ const Workload& AdmissionState::AddWorkload(Workload wl, const std::string& uid,
   wl.requeue_at.reset();
   wl.reclaimable_pods.clear();
   ResolvePriority(wl);
-  Workload& stored = workloads_[key] = std::move(wl);
+  Workload& stored = PutWorkload(key, std::move(wl));
   MarkWorkload(key, Change::kAdded);
   EnqueueOrBlock(stored, now);
   needs_scheduling_ = true;
@@ -329,7 +362,7 @@ void AdmissionState::StampRevision(const ObjectKey& key, int64_t revision) {
 
 const Workload* AdmissionState::StampRevision(const NamespacedName& key,
                                               int64_t revision) {
-  auto it = workloads_.find(key);
+  auto it = FindWorkloadIt(key);
   if (it == workloads_.end()) return nullptr;
   it->second.meta.revision = revision;
   return &it->second;
@@ -521,7 +554,7 @@ void AdmissionState::ReleaseOverdueEvictions(absl::Time now) {
   const std::vector<NamespacedName> timed(timed_workloads_.begin(),
                                           timed_workloads_.end());
   for (const NamespacedName& key : timed) {
-    Workload& wl = workloads_.at(key);
+    Workload& wl = FindWorkloadIt(key)->second;
     if (!wl.stop_deadline.has_value()) continue;
     const bool lease_lapsed =
         !wl.runner.has_value() || wl.runner->lease_expire_time <= now;
@@ -633,8 +666,9 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     for (const queue::Manager::Head& head : popped) {
       auto bookmark = last_assignments_.find(head.workload);
       // Every queued key was made by KeyFor from the workload in place.
-      const Workload* wl =
-          head.object != nullptr ? head.object : &workloads_.at(head.workload);
+      const Workload* wl = head.object != nullptr
+                               ? head.object
+                               : &FindWorkloadIt(head.workload)->second;
       heads.push_back(
           {wl, head.cluster_queue,
            bookmark == last_assignments_.end() ? nullptr : &bookmark->second});
@@ -716,7 +750,7 @@ bool AdmissionState::IssuePreemptions(
   const std::string preemptor_path = ClusterQueuePath(cache_, cluster_queue);
   bool evicted_any = false;
   for (const scheduler::PreemptionTarget& target : victims) {
-    auto it = workloads_.find(KeyOf(*target.workload));
+    auto it = FindWorkloadIt(KeyOf(*target.workload));
     // A victim released already (by an earlier entry of the same pass; the
     // scheduler does not let targets overlap) must not be released twice.
     if (it == workloads_.end() || !HoldsQuota(it->second)) continue;
@@ -872,7 +906,7 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
     return absl::InvalidArgumentError(
         "requeue_after_seconds: must not be negative");
   }
-  auto it = workloads_.find(key);
+  auto it = FindWorkloadIt(key);
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
@@ -957,7 +991,7 @@ std::optional<absl::Time> AdmissionState::NextWakeup() {
     if (!next.has_value() || at < *next) next = at;
   };
   auto visit = [&](const NamespacedName& key) {
-    auto it = workloads_.find(key);
+    auto it = FindWorkloadIt(key);
     if (it == workloads_.end()) return;
     const Workload& wl = it->second;
     if (wl.stop_deadline.has_value()) {
@@ -979,7 +1013,7 @@ bool AdmissionState::IsTimed(const Workload& wl) {
 
 void AdmissionState::IndexTimedWorkloads() {
   for (const NamespacedName& key : marked_since_index_) {
-    auto it = workloads_.find(key);
+    auto it = FindWorkloadIt(key);
     const bool timed = it != workloads_.end() && IsTimed(it->second);
     if (timed) {
       timed_workloads_.insert(key);
@@ -995,7 +1029,7 @@ void AdmissionState::RequeueBackedOff(absl::Time now) {
   const std::vector<NamespacedName> timed(timed_workloads_.begin(),
                                           timed_workloads_.end());
   for (const NamespacedName& key : timed) {
-    Workload& wl = workloads_.at(key);
+    Workload& wl = FindWorkloadIt(key)->second;
     if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) continue;
     if (wl.requeue_at.has_value() && *wl.requeue_at > now) continue;
     wl.requeue_at.reset();
@@ -1030,7 +1064,7 @@ void AdmissionState::ReleaseQuota(const Workload& wl) {
 absl::StatusOr<Workload> AdmissionState::SetReclaimablePods(
     const NamespacedName& key, const std::vector<ReclaimablePod>& pods,
     absl::Time now) {
-  auto it = workloads_.find(key);
+  auto it = FindWorkloadIt(key);
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
@@ -1245,7 +1279,7 @@ absl::Status AdmissionState::RemoveObject(const ObjectKey& key) {
 absl::StatusOr<Workload> AdmissionState::FinishWorkload(
     const NamespacedName& key, const std::string& reason,
     const std::string& message, absl::Time now) {
-  auto it = workloads_.find(key);
+  auto it = FindWorkloadIt(key);
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
@@ -1254,7 +1288,7 @@ absl::StatusOr<Workload> AdmissionState::FinishWorkload(
     holders_.Remove(&it->second, it->second.admission->cluster_queue);
   }
   Workload wl = std::move(it->second);
-  workloads_.erase(it);
+  EraseWorkload(it);
   queues_.Remove(key);
   last_assignments_.erase(key);
   ReleaseQuota(wl);
@@ -1276,7 +1310,7 @@ absl::StatusOr<HeartbeatResult> AdmissionState::Heartbeat(
   if (lease <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("lease: must be positive");
   }
-  auto it = workloads_.find(key);
+  auto it = FindWorkloadIt(key);
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
@@ -1320,7 +1354,7 @@ absl::StatusOr<Workload> AdmissionState::Preempt(const NamespacedName& key,
                                                  const std::string& actor,
                                                  bool deactivate,
                                                  absl::Time now) {
-  auto it = workloads_.find(key);
+  auto it = FindWorkloadIt(key);
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
@@ -1353,7 +1387,7 @@ absl::StatusOr<Workload> AdmissionState::Preempt(const NamespacedName& key,
 absl::StatusOr<Workload> AdmissionState::SetActive(const NamespacedName& key,
                                                    bool active,
                                                    absl::Time now) {
-  auto it = workloads_.find(key);
+  auto it = FindWorkloadIt(key);
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
