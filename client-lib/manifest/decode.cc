@@ -1,5 +1,6 @@
 // ParseManifests: Kueue-shaped JSON documents -> kq.v1 protos.
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -263,6 +264,45 @@ absl::Status ReadQueueStatus(ObjectReader& s, Status* status) {
 // ---------------------------------------------------------------------------
 // Pod templates.
 
+// The path of the first number in `value` (at `path`) that JSON cannot
+// write (YAML's .nan and .inf), or nullopt.
+std::optional<std::string> FirstNonFiniteNumber(const json& value,
+                                                const std::string& path) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    return path;
+  }
+  if (value.is_object()) {
+    for (const auto& [key, child] : value.items()) {
+      if (auto found = FirstNonFiniteNumber(child, path + "." + key)) {
+        return found;
+      }
+    }
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (auto found =
+              FirstNonFiniteNumber(value[i], absl::StrCat(path, "[", i, "]"))) {
+        return found;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// A pod template as the JSON text kqd is sent: kqd reads text for a
+// fraction of what a Struct costs both sides (every Struct value is a
+// message of its own).
+absl::StatusOr<std::string> PodTemplateText(const json& template_json,
+                                            const std::string& path) {
+  if (auto found = FirstNonFiniteNumber(template_json, path)) {
+    return FieldError(*found, "must be a finite number");
+  }
+  try {
+    return template_json.dump();
+  } catch (const json::exception&) {
+    return FieldError(path, "contains text that is not UTF-8");
+  }
+}
+
 // Fills the admission-relevant fields of a pod set from a PodTemplateSpec
 // at `path`: the template itself, the per-pod requests, the node selector,
 // tolerations and required node affinity. The template is a Kubernetes
@@ -272,9 +312,10 @@ absl::Status ReadPodTemplate(const json& template_json, const std::string& path,
   KQ_MANIFEST_ASSIGN_OR_RETURN(
       ObjectReader tmpl,
       ObjectReader::Open(template_json, path, nullptr, false));
-  // As text: kqd reads text for a fraction of what a Struct costs both
-  // sides (every Struct value is a message of its own).
-  if (!template_json.empty()) pod_set->set_template_json(template_json.dump());
+  if (!template_json.empty()) {
+    KQ_MANIFEST_ASSIGN_OR_RETURN(*pod_set->mutable_template_json(),
+                                 PodTemplateText(template_json, path));
+  }
   const json* spec_json = tmpl.Find("spec");
   if (spec_json == nullptr) return absl::OkStatus();
   const std::string spec_path = tmpl.PathOf("spec");

@@ -764,8 +764,9 @@ absl::StatusOr<std::string> CanonicalJson(
   }
 }
 
-// Reads a template written by CanonicalJson back into a Struct; false when
-// it is not a JSON object.
+// Reads a template kept as JSON text (CanonicalJson's, or a client's that
+// CheckTemplateText accepted) back into a Struct; false when it is not a
+// JSON object.
 bool StructFromJson(const std::string& json, google::protobuf::Struct* out) {
   try {
     nlohmann::json parsed =
@@ -781,10 +782,17 @@ bool StructFromJson(const std::string& json, google::protobuf::Struct* out) {
 
 // Reads a template a client sent as JSON text without building it (a DOM,
 // its sorted dump and their allocations cost three times as much): it must
-// be one JSON object. nlohmann refuses numbers out of a double's range, as
-// Kubernetes' API server does. The first problem found is kept in `error`.
+// be one JSON object, nested no deeper than a Struct can be in kqd's
+// answers. nlohmann refuses numbers out of a double's range, as Kubernetes'
+// API server does. The first problem found is kept in `error`.
 class TemplateTextChecker : public nlohmann::json::json_sax_t {
  public:
+  // Each JSON object level is three message levels of a Struct (Struct, its
+  // fields' map entry, Value), and gRPC parses messages up to 100 levels
+  // deep: 30 levels leave room for the answers' own (a WatchEvent's
+  // workload, spec and pod set).
+  static constexpr int kMaxDepth = 30;
+
   std::string error;
 
   bool null() override { return Value("null"); }
@@ -796,20 +804,13 @@ class TemplateTextChecker : public nlohmann::json::json_sax_t {
   }
   bool string(string_t&) override { return Value("string"); }
   bool binary(binary_t&) override { return Value("binary"); }
-  bool start_object(std::size_t) override {
-    ++depth_;
-    return true;
-  }
+  bool start_object(std::size_t) override { return Enter(); }
   bool key(string_t&) override { return true; }
   bool end_object() override {
     --depth_;
     return true;
   }
-  bool start_array(std::size_t) override {
-    if (!Value("array")) return false;
-    ++depth_;
-    return true;
-  }
+  bool start_array(std::size_t) override { return Value("array") && Enter(); }
   bool end_array() override {
     --depth_;
     return true;
@@ -836,6 +837,11 @@ class TemplateTextChecker : public nlohmann::json::json_sax_t {
                      absl::string_view(type) == "array" ? "an " : "a ", type);
     return false;
   }
+  bool Enter() {
+    if (++depth_ <= kMaxDepth) return true;
+    error = absl::StrCat("nested deeper than ", kMaxDepth, " levels");
+    return false;
+  }
   int depth_ = 0;
 };
 
@@ -843,6 +849,16 @@ class TemplateTextChecker : public nlohmann::json::json_sax_t {
 // TemplateTextChecker accepts it; InvalidArgument at `path` otherwise.
 absl::Status CheckTemplateText(absl::string_view path,
                                const std::string& text) {
+  // nlohmann stops reading at a NUL and skips a byte order mark; JSON
+  // allows neither, and the text is kept and handed on as it is.
+  if (text.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": contains a NUL byte"));
+  }
+  if (absl::StartsWith(text, "\xEF\xBB\xBF")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": starts with a byte order mark"));
+  }
   TemplateTextChecker checker;
   if (nlohmann::json::sax_parse(text, &checker) && checker.error.empty()) {
     return absl::OkStatus();
@@ -922,9 +938,9 @@ void PodSetToProto(const PodSet& ps, TemplateOut out, v1::PodSet* proto) {
   } else if (out == TemplateOut::kJson) {
     proto->set_template_json(ps.template_json);
   } else if (!ps.template_json.empty()) {
-    // template_json only ever comes from FromProto (which wrote it from a
-    // Struct) or from tests, so it parses; if it does not, the template is
-    // left out rather than sent half-written.
+    // template_json was written from a Struct or checked when a client sent
+    // it (or comes from tests), so it parses; if it does not, the template
+    // is left out rather than sent half-written.
     if (!StructFromJson(ps.template_json, proto->mutable_template_())) {
       proto->clear_template_();
     }

@@ -396,7 +396,7 @@ absl::Status ValidateUpdateTolerations(
 
 // The string-valued entries of metadata.<field> of a pod template written
 // as JSON; empty when absent or unparsable (the codec writes it from a
-// Struct, so it parses).
+// Struct or checked the client's text, so it parses).
 Labels TemplateMetadataMap(const std::string& template_json,
                            const char* field) {
   Labels out;

@@ -682,6 +682,28 @@ spec: {suspend: true}
 )",
          .want_code = absl::StatusCode::kInvalidArgument,
          .want_message = "spec.template: required"},
+        {.name = "job_template_number_is_not_finite",
+         .yaml = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  suspend: true
+  template:
+    spec:
+      containers:
+      - args: [1, .nan]
+)",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.template.spec.containers[0].args[1]: must be a "
+                         "finite number"},
+        {.name = "job_template_text_is_not_utf8",
+         .yaml = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, "
+                 "labels: {kueue.x-k8s.io/queue-name: q}}\nspec:\n  suspend: "
+                 "true\n  template:\n    spec: {containers: [{image: "
+                 "\"x\xff"
+                 "y\"}]}\n",
+         .want_code = absl::StatusCode::kInvalidArgument,
+         .want_message = "spec.template: contains text that is not UTF-8"},
         {.name = "job_request_is_not_a_quantity",
          .yaml = R"(apiVersion: batch/v1
 kind: Job

@@ -625,6 +625,29 @@ TEST(CodecTest, ClientTemplateTextMustBeOneJsonObject) {
   EXPECT_THAT(with_text("{\"a\": \"\xff\"}"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(path)));
   EXPECT_OK(with_text(R"( {"spec": {"x": [1, 1e300, null, true]}} )"));
+  // No deeper than a Struct can be in an answer: 30 levels.
+  const auto nested = [](int levels) {
+    std::string text;
+    for (int i = 0; i < levels; ++i) text += i % 2 == 0 ? "{\"a\":" : "[";
+    text += "1";
+    for (int i = levels - 1; i >= 0; --i) text += i % 2 == 0 ? "}" : "]";
+    return text;
+  };
+  EXPECT_OK(with_text(nested(30)));
+  EXPECT_THAT(with_text(nested(31)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       path + "nested deeper than 30 levels"));
+  EXPECT_THAT(with_text(nested(100000)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       path + "nested deeper than 30 levels"));
+  // What nlohmann would let through: a NUL ends its input, and it skips a
+  // byte order mark.
+  EXPECT_THAT(with_text(std::string(R"({"a": 1})") + '\0' + "junk"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       path + "contains a NUL byte"));
+  EXPECT_THAT(with_text("\xEF\xBB\xBF{}"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       path + "starts with a byte order mark"));
 
   auto both = ParseText<v1::Workload>(R"pb(
     spec {
