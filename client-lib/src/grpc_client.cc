@@ -338,11 +338,9 @@ class GrpcClient : public Client {
         });
   }
 
+  using Client::GetWorkload;
   absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
-      const std::string& namespace_name, const std::string& name) override {
-    v1::GetWorkloadRequest request;
-    request.set_namespace_(namespace_name);
-    request.set_name(name);
+      const v1::GetWorkloadRequest& request) override {
     return Retried<v1::GetWorkloadResponse>(
         request, [this](auto* context, auto& req, auto* resp) {
           return queue_->GetWorkload(context, req, resp);

@@ -84,11 +84,12 @@ class AdmitCalls::Call {
       return;
     }
     std::shared_ptr<Shared> shared = shared_;
+    const v1::TemplateForm form = request_.template_form();
     // The engine may answer before Admit returns, and after the call was
     // cancelled: it only touches `shared`.
     id_ = engine_.Admit(
         *std::move(wait),
-        [shared](absl::StatusOr<engine::AdmitOutcome> outcome) {
+        [shared, form](absl::StatusOr<engine::AdmitOutcome> outcome) {
           std::lock_guard<std::mutex> lock(shared->mu);
           if (shared->finished) return;
           shared->finished = true;
@@ -97,7 +98,7 @@ class AdmitCalls::Call {
                                                shared->finished_tag);
             return;
           }
-          FillAdmitResponse(*outcome, &shared->response);
+          FillAdmitResponse(*outcome, form, &shared->response);
           shared->responder->Finish(shared->response, grpc::Status::OK,
                                     shared->finished_tag);
         });

@@ -353,10 +353,10 @@ absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,
 }
 
 void FillAdmitResponse(const engine::AdmitOutcome& outcome,
-                       v1::AdmitResponse* response) {
+                       v1::TemplateForm form, v1::AdmitResponse* response) {
   response->set_outcome(ToProto(outcome.kind));
-  FillWorkload(outcome.view, v1::TEMPLATE_FORM_STRUCT,
-               response->mutable_workload(), response->mutable_placements());
+  FillWorkload(outcome.view, form, response->mutable_workload(),
+               response->mutable_placements());
   response->set_reason(outcome.reason);
   response->set_message(outcome.message);
   if (outcome.view.position.has_value()) {
@@ -462,7 +462,8 @@ grpc::Status QueueServiceImpl::Simulate(grpc::ServerContext*,
       std::move(workload), {request->namespace_(), request->name()});
   if (!what_if.ok()) return ToGrpcStatus(what_if.status());
   response->set_admissible(what_if->admissible);
-  *response->mutable_workload() = codec::ToProto(what_if->workload);
+  *response->mutable_workload() =
+      codec::ToProto(what_if->workload, request->template_form());
   FillVictims(what_if->victims, response->mutable_victims());
   response->set_reason(what_if->reason);
   response->set_message(what_if->message);

@@ -14,9 +14,10 @@ namespace kq::api {
 // (absl::InfiniteFuture() without one). INVALID_ARGUMENT for a bad request.
 absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,
                                               absl::Time call_deadline);
-// The response of an Admit call that got its outcome.
+// The response of an Admit call that got its outcome, the workload's pod
+// templates in `form`.
 void FillAdmitResponse(const engine::AdmitOutcome& outcome,
-                       v1::AdmitResponse* response);
+                       v1::TemplateForm form, v1::AdmitResponse* response);
 
 // Thread-safe: gRPC calls handlers concurrently; the engine serializes.
 class AdminServiceImpl final : public v1::AdminService::Service {

@@ -154,6 +154,15 @@ TEST_F(CommandsTest, ApplySeedSendsOneRequestAndPrintsEachResult) {
   ASSERT_EQ(client_.apply_requests().size(), 1u);
   EXPECT_EQ(client_.apply_requests()[0].objects_size(), 5);
   EXPECT_EQ(client_.apply_requests()[0].workloads_size(), 1);
+  // Templates go as text, and only names are printed: answers in text too.
+  EXPECT_FALSE(client_.apply_requests()[0]
+                   .workloads(0)
+                   .spec()
+                   .pod_sets(0)
+                   .template_json()
+                   .empty());
+  EXPECT_EQ(client_.apply_requests()[0].template_form(),
+            v1::TEMPLATE_FORM_JSON);
   ASSERT_TRUE(client_.FindWorkload("team-ml", "job-llm-finetune-0919"));
 }
 

@@ -383,12 +383,12 @@ absl::StatusOr<v1::SubmitWorkloadResponse> FakeClient::SubmitLocked(
 }
 
 absl::StatusOr<v1::GetWorkloadResponse> FakeClient::GetWorkload(
-    const std::string& namespace_name, const std::string& name) {
+    const v1::GetWorkloadRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = workloads_.find({namespace_name, name});
+  auto it = workloads_.find({request.namespace_(), request.name()});
   if (it == workloads_.end()) {
     return absl::NotFoundError(
-        absl::StrCat("workload \"", name, "\" not found"));
+        absl::StrCat("workload \"", request.name(), "\" not found"));
   }
   v1::GetWorkloadResponse response;
   *response.mutable_workload() = it->second;

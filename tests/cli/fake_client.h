@@ -72,8 +72,9 @@ class FakeClient : public client::Client {
   using Client::SubmitWorkload;
   absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
       const v1::SubmitWorkloadRequest& request) override;
+  using Client::GetWorkload;
   absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
-      const std::string& namespace_name, const std::string& name) override;
+      const v1::GetWorkloadRequest& request) override;
   absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(
       const v1::ListWorkloadsRequest& request) override;
   absl::StatusOr<v1::Workload> CancelWorkload(const std::string& namespace_name,

@@ -14,9 +14,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "kq/v1/queue_service.grpc.pb.h"
 
 #include "client-lib/manifest/manifest.h"
 #include "tests/integration/kqd_process.h"
@@ -437,17 +435,22 @@ TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
       got->workload().spec().pod_sets(0).template_(), want));
   EXPECT_TRUE(got->workload().spec().pod_sets(0).template_json().empty());
 
-  auto channel =
-      grpc::CreateChannel(kqd_->target(), grpc::InsecureChannelCredentials());
-  auto stub = v1::QueueService::NewStub(channel);
   v1::GetWorkloadRequest get;
   get.set_namespace_("team-ml");
   get.set_name("text");
   get.set_template_form(v1::TEMPLATE_FORM_JSON);
-  v1::GetWorkloadResponse got_text;
-  grpc::ClientContext context;
-  ASSERT_TRUE(stub->GetWorkload(&context, get, &got_text).ok());
-  EXPECT_EQ(got_text.workload().spec().pod_sets(0).template_json(), sent);
+  auto got_text = client_->GetWorkload(get);
+  ASSERT_TRUE(got_text.ok()) << got_text.status();
+  EXPECT_EQ(got_text->workload().spec().pod_sets(0).template_json(), sent);
+
+  v1::AdmitRequest admit;
+  admit.set_namespace_("team-ml");
+  admit.set_name("text");
+  admit.mutable_timeout()->set_nanos(1000000);
+  admit.set_template_form(v1::TEMPLATE_FORM_JSON);
+  auto admitted = client_->Admit(admit);
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  EXPECT_EQ(admitted->workload().spec().pod_sets(0).template_json(), sent);
 
   v1::ListWorkloadsRequest list;
   list.set_namespace_("team-ml");

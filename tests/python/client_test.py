@@ -44,6 +44,37 @@ class ErrorMappingTest(unittest.TestCase):
         self.assertEqual(caught.exception.code, code, str(caught.exception))
         return caught.exception.message
 
+    def test_templates_as_json_text(self):
+        text = '{"spec": {"containers": [{"name": "c", "image": "i"}]}}'
+        wl = kq.workload("text", NS, "lq", {"cpu": "100m"})
+        wl.spec.pod_sets[0].template_json = text
+        submitted = self.client.submit_workload(wl, templates_as_json=True)
+        self.assertEqual(submitted.workload.spec.pod_sets[0].template_json,
+                         text)
+        # Unasked, answers carry the Struct.
+        got = self.client.get_workload(NS, "text")
+        self.assertEqual(got.workload.spec.pod_sets[0].template_json, "")
+        self.assertEqual(
+            got.workload.spec.pod_sets[0].template["spec"]["containers"][0]
+            ["image"], "i")
+        for answer in (
+                self.client.get_workload(NS, "text", templates_as_json=True)
+                .workload,
+                self.client.admit(NS, "text", timeout=0.001,
+                                  templates_as_json=True).workload,
+                self.client.simulate(namespace=NS, name="text",
+                                     templates_as_json=True).workload):
+            self.assertEqual(answer.spec.pod_sets[0].template_json, text)
+        listed = self.client.list_workloads(NS, templates_as_json=True)
+        self.assertIn(text, [w.spec.pod_sets[0].template_json
+                             for w in listed.workloads])
+        bad = kq.workload("bad", NS, "lq", {"cpu": "100m"})
+        bad.spec.pod_sets[0].template_json = "[1]"
+        message = self.assertKqError(grpc.StatusCode.INVALID_ARGUMENT,
+                                     self.client.submit_workload, bad)
+        self.assertEqual(message, "spec.podSets[0].templateJson: must be a "
+                         "JSON object (a PodTemplateSpec), not an array")
+
     def test_not_found(self):
         message = self.assertKqError(grpc.StatusCode.NOT_FOUND,
                                      self.client.get_workload, NS, "missing")

@@ -84,6 +84,11 @@ def _duration(seconds):
     return d
 
 
+def _template_form(as_json):
+    return (workload_pb2.TEMPLATE_FORM_JSON if as_json
+            else workload_pb2.TEMPLATE_FORM_STRUCT)
+
+
 # ---- Builders ---------------------------------------------------------------
 
 
@@ -451,12 +456,18 @@ class Client:
 
     # ---- AdminService -------------------------------------------------------
 
-    def apply(self, objects=(), workloads=()):
+    def apply(self, objects=(), workloads=(), templates_as_json=False):
         """Creates or replaces configuration objects (ConfigObject, or
         ResourceFlavor, ClusterQueue, ... as they are) and submits
         workloads, in one transaction. Returns ApplyResponse: one result
-        per object, then per workload."""
-        request = admin_service_pb2.ApplyRequest()
+        per object, then per workload.
+
+        Every call answering with workloads takes `templates_as_json`: True
+        answers with each pod template as JSON text (PodSet.template_json)
+        instead of a Struct, which costs both sides far less. A workload may
+        likewise be sent with template_json set instead of template."""
+        request = admin_service_pb2.ApplyRequest(
+            template_form=_template_form(templates_as_json))
         for obj in objects:
             if isinstance(obj, workload_pb2.Workload):
                 request.workloads.append(obj)
@@ -532,28 +543,34 @@ class Client:
 
     # ---- QueueService -------------------------------------------------------
 
-    def submit_workload(self, wl):
+    def submit_workload(self, wl, templates_as_json=False):
         """SubmitWorkloadResponse: the stored workload (admitted already if
         the scheduling pass of its batch admitted it) and its placements."""
         return self._call(self._queue.SubmitWorkload,
-                          queue_service_pb2.SubmitWorkloadRequest(workload=wl),
+                          queue_service_pb2.SubmitWorkloadRequest(
+                              workload=wl,
+                              template_form=_template_form(templates_as_json)),
                           False)
 
-    def get_workload(self, namespace, name):
+    def get_workload(self, namespace, name, templates_as_json=False):
         """GetWorkloadResponse: the workload (finished ones too) and, when
         admitted, its placements."""
         return self._call(self._queue.GetWorkload,
                           queue_service_pb2.GetWorkloadRequest(
-                              namespace=namespace, name=name), True)
+                              namespace=namespace, name=name,
+                              template_form=_template_form(templates_as_json)),
+                          True)
 
     def list_workloads(self, namespace="", queue_name="", cluster_queue="",
-                       include_finished=False):
+                       include_finished=False, templates_as_json=False):
         """ListWorkloadsResponse: workloads and the revision to watch from."""
         return self._call(self._queue.ListWorkloads,
                           queue_service_pb2.ListWorkloadsRequest(
                               namespace=namespace, queue_name=queue_name,
                               cluster_queue=cluster_queue,
-                              include_finished=include_finished), True)
+                              include_finished=include_finished,
+                              template_form=_template_form(templates_as_json)),
+                          True)
 
     def cancel_workload(self, namespace, name):
         """Cancels a workload (Finished, reason Cancelled). Returns it."""
@@ -571,7 +588,7 @@ class Client:
                           False).workload
 
     def admit(self, namespace="", name="", wl=None, timeout=None,
-              runner_id="", lease=None):
+              runner_id="", lease=None, templates_as_json=False):
         """One Admit call: waits up to `timeout` seconds (None: until the
         call's deadline, `self.timeout`) for the workload's admission.
         With `wl`, submits it first (or waits for it if its name exists).
@@ -579,7 +596,8 @@ class Client:
         admitted. Returns AdmitResponse (outcome ADMITTED, PENDING with
         reason and position, FINISHED or DEACTIVATED)."""
         request = queue_service_pb2.AdmitRequest(
-            namespace=namespace, name=name, runner_id=runner_id)
+            namespace=namespace, name=name, runner_id=runner_id,
+            template_form=_template_form(templates_as_json))
         if wl is not None:
             request.workload.CopyFrom(wl)
         if timeout:
@@ -595,7 +613,8 @@ class Client:
                                        grpc.StatusCode.CANCELLED))
 
     def wait_admitted(self, namespace="", name="", wl=None, timeout=None,
-                      on_pending=None, poll=30.0, runner_id="", lease=None):
+                      on_pending=None, poll=30.0, runner_id="", lease=None,
+                      templates_as_json=False):
         """Waits until the workload is admitted, finished or deactivated,
         with Admit calls of `poll` seconds each, calling
         `on_pending(response)` with every PENDING answer (reason,
@@ -613,7 +632,8 @@ class Client:
                         f"workload {namespace}/{name} not admitted within "
                         f"{timeout}s")
             response = self.admit(namespace, name, wl, timeout=wait,
-                                  runner_id=runner_id, lease=lease)
+                                  runner_id=runner_id, lease=lease,
+                                  templates_as_json=templates_as_json)
             if wl is not None:
                 namespace = response.workload.metadata.namespace
                 name = response.workload.metadata.name
@@ -641,18 +661,20 @@ class Client:
                           queue_service_pb2.ExplainRequest(
                               namespace=namespace, name=name), True)
 
-    def simulate(self, wl=None, namespace="", name=""):
+    def simulate(self, wl=None, namespace="", name="",
+                 templates_as_json=False):
         """SimulateResponse: would this workload (or the stored pending one
         named) be admitted now, and preempting whom? Writes nothing."""
-        request = queue_service_pb2.SimulateRequest(namespace=namespace,
-                                                    name=name)
+        request = queue_service_pb2.SimulateRequest(
+            namespace=namespace, name=name,
+            template_form=_template_form(templates_as_json))
         if wl is not None:
             request.workload.CopyFrom(wl)
         return self._call(self._queue.Simulate, request, True)
 
     def watch(self, from_revision=None, kinds=(), namespace="", queue_name="",
               workload_name="", cluster_queue="", resume=False,
-              progress=None):
+              progress=None, templates_as_json=False):
         """Streams WatchEvents committed after `from_revision` (None: from
         now) matching the filters; returns a WatchStream to iterate.
 
@@ -665,7 +687,8 @@ class Client:
         """
         request = queue_service_pb2.WatchRequest(
             kinds=list(kinds), namespace=namespace, queue_name=queue_name,
-            workload_name=workload_name, cluster_queue=cluster_queue)
+            workload_name=workload_name, cluster_queue=cluster_queue,
+            template_form=_template_form(templates_as_json))
         if from_revision is not None:
             request.from_revision = from_revision
         return WatchStream(self, request, resume, progress)

@@ -102,7 +102,17 @@ class Client {
     return SubmitWorkload(request);
   }
   virtual absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
-      const std::string& namespace_name, const std::string& name) = 0;
+      const v1::GetWorkloadRequest& request) = 0;
+  // GetWorkload of `namespace_name`/`name`, answered with its templates as
+  // Structs (an override of the request form adds `using
+  // Client::GetWorkload;`).
+  absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
+      const std::string& namespace_name, const std::string& name) {
+    v1::GetWorkloadRequest request;
+    request.set_namespace_(namespace_name);
+    request.set_name(name);
+    return GetWorkload(request);
+  }
   virtual absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(
       const v1::ListWorkloadsRequest& request) = 0;
   virtual absl::StatusOr<v1::Workload> CancelWorkload(
