@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 
 #include "server/cache/fair_sharing.h"
+#include "server/common/check.h"
 #include "server/common/status_macros.h"
 #include "server/core/validation.h"
 #include "server/preemption/classical.h"
@@ -245,6 +246,12 @@ Workload& AdmissionState::PutWorkload(NamespacedName key, Workload workload) {
                                      std::move(workload))
            : workloads_.emplace(std::move(key), std::move(workload)).first;
   workload_index_.insert(it);
+  return it->second;
+}
+
+Workload& AdmissionState::WorkloadAt(const NamespacedName& key) {
+  WorkloadIt it = FindWorkloadIt(key);
+  KQ_CHECK(it != workloads_.end()) << Describe(key) << " is not held";
   return it->second;
 }
 
@@ -554,7 +561,7 @@ void AdmissionState::ReleaseOverdueEvictions(absl::Time now) {
   const std::vector<NamespacedName> timed(timed_workloads_.begin(),
                                           timed_workloads_.end());
   for (const NamespacedName& key : timed) {
-    Workload& wl = FindWorkloadIt(key)->second;
+    Workload& wl = WorkloadAt(key);
     if (!wl.stop_deadline.has_value()) continue;
     const bool lease_lapsed =
         !wl.runner.has_value() || wl.runner->lease_expire_time <= now;
@@ -666,9 +673,8 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     for (const queue::Manager::Head& head : popped) {
       auto bookmark = last_assignments_.find(head.workload);
       // Every queued key was made by KeyFor from the workload in place.
-      const Workload* wl = head.object != nullptr
-                               ? head.object
-                               : &FindWorkloadIt(head.workload)->second;
+      const Workload* wl =
+          head.object != nullptr ? head.object : &WorkloadAt(head.workload);
       heads.push_back(
           {wl, head.cluster_queue,
            bookmark == last_assignments_.end() ? nullptr : &bookmark->second});
@@ -1029,7 +1035,7 @@ void AdmissionState::RequeueBackedOff(absl::Time now) {
   const std::vector<NamespacedName> timed(timed_workloads_.begin(),
                                           timed_workloads_.end());
   for (const NamespacedName& key : timed) {
-    Workload& wl = FindWorkloadIt(key)->second;
+    Workload& wl = WorkloadAt(key);
     if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) continue;
     if (wl.requeue_at.has_value() && *wl.requeue_at > now) continue;
     wl.requeue_at.reset();

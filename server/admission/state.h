@@ -400,6 +400,8 @@ class AdmissionState {
   void MarkWorkload(const NamespacedName& key, Change change);
   // workloads_.find(key) through workload_index_.
   WorkloadIt FindWorkloadIt(const NamespacedName& key);
+  // The workload of `key`, which must be held (a broken invariant aborts).
+  Workload& WorkloadAt(const NamespacedName& key);
   // Inserts or replaces `key`'s workload, in workloads_ and the index.
   Workload& PutWorkload(NamespacedName key, Workload workload);
   // Erases `it` from workloads_ and the index.

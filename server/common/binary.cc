@@ -1,11 +1,15 @@
 #include "server/common/binary.h"
 
+#include <cstdlib>
+
 #include "absl/synchronization/mutex.h"
 
 namespace kq {
 
 void InitBinary() {
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  if (std::getenv(kMutexDeadlockDetectionEnv) == nullptr) {
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  }
 }
 
 }  // namespace kq

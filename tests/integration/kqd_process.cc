@@ -13,6 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "server/common/binary.h"
+
 namespace kq::testing {
 
 TempDir::TempDir() {
@@ -50,6 +52,8 @@ absl::Status KqdProcess::Start(const std::vector<std::string>& extra_args) {
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
+    // Lock-order inversions abort kqd under test (see InitBinary).
+    setenv(kMutexDeadlockDetectionEnv, "1", 1);
     execv(KQD_PATH, argv.data());
     _exit(127);
   }
