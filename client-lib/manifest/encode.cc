@@ -4,6 +4,7 @@
 // written, even when empty, so that `namespaceSelector: {}` (all
 // namespaces) survives and ParseManifests(ToYaml(ToKueueJson(x))) == x.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -420,13 +421,8 @@ json NamespaceJson(const v1::Namespace& ns) {
 // the derived fields (requests, node selector, ...); then a minimal
 // template that derives back to them is written, so nothing is lost.
 json PodTemplateJson(const v1::PodSet& pod_set) {
-  if (!pod_set.template_json().empty()) {
-    json parsed = json::parse(pod_set.template_json(), nullptr,
-                              /*allow_exceptions=*/false);
-    if (parsed.is_object()) return parsed;
-  }
-  if (pod_set.has_template_() && !pod_set.template_().fields().empty()) {
-    return internal::StructToJson(pod_set.template_());
+  if (std::optional<json> carried = internal::PodSetTemplateJson(pod_set)) {
+    return *std::move(carried);
   }
   if (pod_set.requests().empty() && pod_set.node_selector().empty() &&
       pod_set.tolerations().empty() &&

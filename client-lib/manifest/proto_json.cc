@@ -98,6 +98,19 @@ json StructToJson(const google::protobuf::Struct& object) {
   return out;
 }
 
+std::optional<json> PodSetTemplateJson(const v1::PodSet& pod_set) {
+  if (!pod_set.template_json().empty()) {
+    json parsed = json::parse(pod_set.template_json(), nullptr,
+                              /*allow_exceptions=*/false);
+    if (parsed.is_object()) return parsed;
+    return std::nullopt;
+  }
+  if (pod_set.has_template_() && !pod_set.template_().fields().empty()) {
+    return StructToJson(pod_set.template_());
+  }
+  return std::nullopt;
+}
+
 std::string FormatTimestamp(const google::protobuf::Timestamp& timestamp) {
   const absl::Time time = absl::FromUnixSeconds(timestamp.seconds()) +
                           absl::Nanoseconds(timestamp.nanos());

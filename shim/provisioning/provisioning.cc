@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -409,13 +410,9 @@ int32_t RequeueAfterSeconds(int32_t retry_count, int32_t base_seconds,
 // ------------------------------------------------------------------------
 
 json PodSetTemplate(const v1::PodSet& pod_set) {
-  if (!pod_set.template_json().empty()) {
-    json parsed = json::parse(pod_set.template_json(), nullptr,
-                              /*allow_exceptions=*/false);
-    if (parsed.is_object()) return parsed;
-  }
-  if (pod_set.has_template_() && pod_set.template_().fields_size() > 0) {
-    return manifest::internal::StructToJson(pod_set.template_());
+  if (std::optional<json> carried =
+          manifest::internal::PodSetTemplateJson(pod_set)) {
+    return *std::move(carried);
   }
   json container = {{"name", "main"}};
   if (!pod_set.requests().empty()) {

@@ -19,6 +19,8 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
+#include "client-lib/manifest/proto_json.h"
+
 namespace kq::manifest {
 namespace {
 
@@ -1638,6 +1640,26 @@ TEST(WorkloadRoundTripTest, GenerateNameAndEmptyPodSet) {
     })pb");
   const Document got = ParseClean(ToYaml(ToKueueJson(want)));
   EXPECT_THAT(*got.workload, EqualsProto(want));
+}
+
+// kqd answers with a template as text or as a Struct, as asked: printing
+// reads either.
+TEST(PodSetTemplateJsonTest, ReadsEitherForm) {
+  v1::PodSet as_text;
+  as_text.set_template_json(R"({"spec": {"restartPolicy": "Never"}})");
+  EXPECT_EQ(internal::PodSetTemplateJson(as_text),
+            json({{"spec", {{"restartPolicy", "Never"}}}}));
+  v1::PodSet as_struct;
+  (*(*as_struct.mutable_template_()->mutable_fields())["spec"]
+        .mutable_struct_value()
+        ->mutable_fields())["restartPolicy"]
+      .set_string_value("Never");
+  EXPECT_EQ(internal::PodSetTemplateJson(as_struct),
+            internal::PodSetTemplateJson(as_text));
+  EXPECT_EQ(internal::PodSetTemplateJson(v1::PodSet()), std::nullopt);
+  v1::PodSet not_an_object;
+  not_an_object.set_template_json("[1]");
+  EXPECT_EQ(internal::PodSetTemplateJson(not_an_object), std::nullopt);
 }
 
 TEST(WorkloadRoundTripTest, TemplateLessWorkloadKeepsItsDerivedFields) {
