@@ -1,61 +1,26 @@
 #include "bench/objects.h"
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/struct.pb.h"
 #include "nlohmann/json.hpp"
+
+#include "client-lib/manifest/proto_json.h"
 
 namespace kq::bench {
 namespace {
 
-google::protobuf::Value StringValue(const std::string& s) {
-  google::protobuf::Value v;
-  v.set_string_value(s);
-  return v;
-}
-
-// {"spec": {"restartPolicy": "Never", "containers": [{"name": "main",
-//  "image": ..., "command": [...], "resources": {"requests": {...}}}]}}
-google::protobuf::Struct PodTemplate(const WorkloadShape& shape) {
-  google::protobuf::Struct requests;
-  (*requests.mutable_fields())["cpu"] = StringValue(shape.cpu);
-  if (!shape.memory.empty()) {
-    (*requests.mutable_fields())["memory"] = StringValue(shape.memory);
-  }
-  google::protobuf::Struct resources;
-  *(*resources.mutable_fields())["requests"].mutable_struct_value() = requests;
-  google::protobuf::Struct container;
-  auto& fields = *container.mutable_fields();
-  fields["name"] = StringValue("main");
-  fields["image"] = StringValue("registry.k8s.io/busybox:1.36");
-  auto* command = fields["command"].mutable_list_value();
-  for (const char* arg : {"sh", "-c", "echo start; sleep 30; echo done"}) {
-    *command->add_values() = StringValue(arg);
-  }
-  *fields["resources"].mutable_struct_value() = resources;
-  google::protobuf::Struct spec;
-  (*spec.mutable_fields())["restartPolicy"] = StringValue("Never");
-  *(*spec.mutable_fields())["containers"]
-       .mutable_list_value()
-       ->add_values()
-       ->mutable_struct_value() = container;
-  google::protobuf::Struct pod_template;
-  *(*pod_template.mutable_fields())["spec"].mutable_struct_value() = spec;
-  return pod_template;
-}
-
-// The same template as JSON text.
-std::string PodTemplateJson(const WorkloadShape& shape) {
+// A pod template as a batch Job's would be: {"spec": {"restartPolicy":
+// "Never", "containers": [{"name": "main", "image": ..., "command": [...],
+// "resources": {"requests": {...}}}]}}.
+nlohmann::json PodTemplate(const WorkloadShape& shape) {
   nlohmann::json requests = {{"cpu", shape.cpu}};
   if (!shape.memory.empty()) requests["memory"] = shape.memory;
-  const nlohmann::json pod_template = {
-      {"spec",
-       {{"restartPolicy", "Never"},
-        {"containers",
-         {{{"name", "main"},
-           {"image", "registry.k8s.io/busybox:1.36"},
-           {"command", {"sh", "-c", "echo start; sleep 30; echo done"}},
-           {"resources", {{"requests", requests}}}}}}}}};
-  return pod_template.dump();
+  return {{"spec",
+           {{"restartPolicy", "Never"},
+            {"containers",
+             {{{"name", "main"},
+               {"image", "registry.k8s.io/busybox:1.36"},
+               {"command", {"sh", "-c", "echo start; sleep 30; echo done"}},
+               {"resources", {{"requests", requests}}}}}}}}};
 }
 
 }  // namespace
@@ -132,9 +97,11 @@ v1::Workload MakeWorkload(const WorkloadShape& shape) {
   (*ps->mutable_requests())["cpu"] = shape.cpu;
   if (!shape.memory.empty()) (*ps->mutable_requests())["memory"] = shape.memory;
   if (shape.with_template && shape.template_as_json) {
-    ps->set_template_json(PodTemplateJson(shape));
+    ps->set_template_json(PodTemplate(shape).dump());
   } else if (shape.with_template) {
-    *ps->mutable_template_() = PodTemplate(shape);
+    // An object always converts.
+    *ps->mutable_template_() =
+        *manifest::internal::JsonToStruct(PodTemplate(shape), "template");
   }
   return wl;
 }
