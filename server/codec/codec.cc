@@ -867,8 +867,9 @@ absl::Status CheckTemplateText(absl::string_view path,
       path, ": ", checker.error.empty() ? "not JSON" : checker.error));
 }
 
-// `from_client`: the pod set came from a client, whose template_json is
-// checked here (the store's was when it came in).
+// `from_client`: the pod set came from a client, whose template fields are
+// checked here (the store's were when they came in): the store's own mark,
+// both forms at once, or text TemplateTextChecker refuses.
 absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
                                        bool from_client) {
   const std::string path = absl::StrCat("spec.podSets[", index, "]");
@@ -890,12 +891,25 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
     }
     ps.required_node_affinity.push_back(std::move(t));
   }
-  ps.template_on_disk = proto.template_on_disk();
-  if (!proto.template_json().empty()) {
-    if (from_client) {
+  if (from_client) {
+    if (proto.template_on_disk()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path,
+          ".templateOnDisk: set only by kqd's store; send the pod template "
+          "in ",
+          path, ".template or .templateJson"));
+    }
+    if (proto.has_template_() && !proto.template_json().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": set template or templateJson, not both"));
+    }
+    if (!proto.template_json().empty()) {
       KQ_RETURN_IF_ERROR(CheckTemplateText(absl::StrCat(path, ".templateJson"),
                                            proto.template_json()));
     }
+  }
+  ps.template_on_disk = proto.template_on_disk();
+  if (!proto.template_json().empty()) {
     ps.template_json = proto.template_json();
   } else if (proto.has_template_()) {
     KQ_ASSIGN_OR_RETURN(
@@ -1090,35 +1104,6 @@ v1::ConfigObject ToProto(const ConfigObject& object) {
 namespace {
 
 absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
-                                           bool from_client);
-
-}  // namespace
-
-absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto) {
-  for (int i = 0; i < proto.spec().pod_sets_size(); ++i) {
-    const v1::PodSet& ps = proto.spec().pod_sets(i);
-    if (ps.template_on_disk()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "spec.podSets[", i,
-          "].templateOnDisk: set only by kqd's store; send the pod template "
-          "in spec.podSets[",
-          i, "].template or .templateJson"));
-    }
-    if (ps.has_template_() && !ps.template_json().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "spec.podSets[", i, "]: set template or templateJson, not both"));
-    }
-  }
-  return WorkloadFromProto(proto, /*from_client=*/true);
-}
-
-absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
-  return WorkloadFromProto(proto, /*from_client=*/false);
-}
-
-namespace {
-
-absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
                                            bool from_client) {
   const v1::WorkloadSpec& spec = proto.spec();
   const v1::WorkloadStatus& status = proto.status();
@@ -1243,6 +1228,14 @@ v1::Workload WorkloadToProto(const Workload& workload, TemplateOut out) {
 }
 
 }  // namespace
+
+absl::StatusOr<Workload> FromClientProto(const v1::Workload& proto) {
+  return WorkloadFromProto(proto, /*from_client=*/true);
+}
+
+absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
+  return WorkloadFromProto(proto, /*from_client=*/false);
+}
 
 v1::Workload ToProto(const Workload& workload, v1::TemplateForm form) {
   return WorkloadToProto(workload, form == v1::TEMPLATE_FORM_JSON
