@@ -259,16 +259,32 @@ grpc::Status AdminServiceImpl::SetAdmissionCheckState(
   return grpc::Status::OK;
 }
 
-grpc::Status QueueServiceImpl::SubmitWorkload(
-    grpc::ServerContext*, const v1::SubmitWorkloadRequest* request,
+grpc::ServerUnaryReactor* QueueServiceImpl::SubmitWorkload(
+    grpc::CallbackServerContext* context,
+    const v1::SubmitWorkloadRequest* request,
     v1::SubmitWorkloadResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<Workload> wl = codec::FromClientProto(request->workload());
-  if (!wl.ok()) return ToGrpcStatus(wl.status());
-  absl::StatusOr<engine::WorkloadView> view = engine_.Submit(*std::move(wl));
-  if (!view.ok()) return ToGrpcStatus(view.status());
-  FillWorkload(*view, request->template_form(), response->mutable_workload(),
-               response->mutable_placements());
-  return grpc::Status::OK;
+  if (!wl.ok()) {
+    reactor->Finish(ToGrpcStatus(wl.status()));
+    return reactor;
+  }
+  // `request` and `response` live until Finish; the engine calls back
+  // exactly once, after its commit (a cancelled call still waits for it,
+  // as the submission may have been stored).
+  engine_.Submit(
+      *std::move(wl),
+      [reactor, request, response](absl::StatusOr<engine::WorkloadView> view) {
+        if (!view.ok()) {
+          reactor->Finish(ToGrpcStatus(view.status()));
+          return;
+        }
+        FillWorkload(*view, request->template_form(),
+                     response->mutable_workload(),
+                     response->mutable_placements());
+        reactor->Finish(grpc::Status::OK);
+      });
+  return reactor;
 }
 
 grpc::Status QueueServiceImpl::GetWorkload(
@@ -308,15 +324,23 @@ grpc::Status QueueServiceImpl::CancelWorkload(
   return grpc::Status::OK;
 }
 
-grpc::Status QueueServiceImpl::FinishWorkload(
-    grpc::ServerContext*, const v1::FinishWorkloadRequest* request,
+grpc::ServerUnaryReactor* QueueServiceImpl::FinishWorkload(
+    grpc::CallbackServerContext* context,
+    const v1::FinishWorkloadRequest* request,
     v1::FinishWorkloadResponse* response) {
-  absl::StatusOr<Workload> wl =
-      engine_.Finish({request->namespace_(), request->name()},
-                     request->succeeded(), request->message());
-  if (!wl.ok()) return ToGrpcStatus(wl.status());
-  *response->mutable_workload() = codec::ToProto(*wl);
-  return grpc::Status::OK;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // As SubmitWorkload: the engine calls back once, after its commit.
+  engine_.Finish({request->namespace_(), request->name()}, request->succeeded(),
+                 request->message(),
+                 [reactor, response](absl::StatusOr<Workload> wl) {
+                   if (!wl.ok()) {
+                     reactor->Finish(ToGrpcStatus(wl.status()));
+                     return;
+                   }
+                   *response->mutable_workload() = codec::ToProto(*wl);
+                   reactor->Finish(grpc::Status::OK);
+                 });
+  return reactor;
 }
 
 absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,

@@ -55,16 +55,22 @@ class AdminServiceImpl final : public v1::AdminService::Service {
 };
 
 // Thread-safe, as AdminServiceImpl. Admit is served asynchronously by
-// AdmitCalls (a waiting call holds no thread); the rest are blocking
-// handlers.
-class QueueServiceImpl final : public v1::QueueService::WithAsyncMethod_Admit<
-                                   v1::QueueService::Service> {
+// AdmitCalls (a waiting call holds no thread). SubmitWorkload and
+// FinishWorkload, the calls launchers and runners make most, are callback
+// handlers: the engine finishes them after its commit, so a call in flight
+// holds no thread either. The rest are blocking handlers.
+class QueueServiceImpl final
+    : public v1::QueueService::WithAsyncMethod_Admit<
+          v1::QueueService::WithCallbackMethod_SubmitWorkload<
+              v1::QueueService::WithCallbackMethod_FinishWorkload<
+                  v1::QueueService::Service>>> {
  public:
   explicit QueueServiceImpl(engine::Engine& engine) : engine_(engine) {}
 
-  grpc::Status SubmitWorkload(grpc::ServerContext* context,
-                              const v1::SubmitWorkloadRequest* request,
-                              v1::SubmitWorkloadResponse* response) override;
+  grpc::ServerUnaryReactor* SubmitWorkload(
+      grpc::CallbackServerContext* context,
+      const v1::SubmitWorkloadRequest* request,
+      v1::SubmitWorkloadResponse* response) override;
   grpc::Status GetWorkload(grpc::ServerContext* context,
                            const v1::GetWorkloadRequest* request,
                            v1::GetWorkloadResponse* response) override;
@@ -74,9 +80,10 @@ class QueueServiceImpl final : public v1::QueueService::WithAsyncMethod_Admit<
   grpc::Status CancelWorkload(grpc::ServerContext* context,
                               const v1::CancelWorkloadRequest* request,
                               v1::CancelWorkloadResponse* response) override;
-  grpc::Status FinishWorkload(grpc::ServerContext* context,
-                              const v1::FinishWorkloadRequest* request,
-                              v1::FinishWorkloadResponse* response) override;
+  grpc::ServerUnaryReactor* FinishWorkload(
+      grpc::CallbackServerContext* context,
+      const v1::FinishWorkloadRequest* request,
+      v1::FinishWorkloadResponse* response) override;
   grpc::Status Watch(grpc::ServerContext* context,
                      const v1::WatchRequest* request,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;

@@ -463,21 +463,37 @@ absl::Status Engine::Delete(const ObjectKey& key) {
 }
 
 absl::StatusOr<WorkloadView> Engine::Submit(Workload workload) {
-  // Answered after the commit, in the same batch: the view carries the
-  // batch's revision and what its passes did (one engine round trip).
   return ChangeThenRead<WorkloadView>(
       [this, workload = std::move(
                  workload)]() mutable -> absl::StatusOr<NamespacedName> {
-        NameIfGenerated(workload);
-        const NamespacedName key = KeyOf(workload);
-        KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(workload));
-        KQ_RETURN_IF_ERROR(state_.CheckPriorityClass(workload, {}));
-        KQ_RETURN_IF_ERROR(DoSubmit(std::move(workload), false).status());
-        return key;
+        return SubmitChange(std::move(workload));
       },
       [this](Workload wl) {
         return state_.ViewOf(wl, /*with_position=*/false);
       });
+}
+
+absl::StatusOr<NamespacedName> Engine::SubmitChange(Workload workload) {
+  NameIfGenerated(workload);
+  const NamespacedName key = KeyOf(workload);
+  KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(workload));
+  KQ_RETURN_IF_ERROR(state_.CheckPriorityClass(workload, {}));
+  KQ_RETURN_IF_ERROR(DoSubmit(std::move(workload), false).status());
+  return key;
+}
+
+void Engine::Submit(Workload workload, SubmitDone done) {
+  // Answered after the commit, in the same batch: the view carries the
+  // batch's revision and what its passes did (one engine round trip).
+  ChangeThenReadAsync<WorkloadView>(
+      [this, workload = std::move(
+                 workload)]() mutable -> absl::StatusOr<NamespacedName> {
+        return SubmitChange(std::move(workload));
+      },
+      [this](Workload wl) {
+        return state_.ViewOf(wl, /*with_position=*/false);
+      },
+      std::move(done));
 }
 
 absl::StatusOr<WorkloadView> Engine::GetWorkload(const NamespacedName& key) {
@@ -540,6 +556,36 @@ absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
 }
 
 template <typename T>
+void Engine::ChangeThenReadAsync(
+    std::function<absl::StatusOr<NamespacedName>()> change,
+    std::function<T(Workload)> read,
+    std::function<void(absl::StatusOr<T>)> done) {
+  auto shared_done =
+      std::make_shared<std::function<void(absl::StatusOr<T>)>>(std::move(done));
+  const bool posted = Post(
+      [this, change = std::move(change), read = std::move(read), shared_done] {
+        absl::StatusOr<NamespacedName> changed = change();
+        // Replies run on this thread after the commit, so the workload read
+        // here carries the batch's revision and what its passes did.
+        replies_.push_back([this, read, shared_done,
+                            changed](const absl::Status& commit) {
+          if (!changed.ok()) return (*shared_done)(changed.status());
+          if (!commit.ok()) return (*shared_done)(commit);
+          absl::StatusOr<std::optional<Workload>> wl = LookupWorkload(*changed);
+          if (!wl.ok()) return (*shared_done)(wl.status());
+          if (!wl->has_value()) {
+            return (*shared_done)(absl::NotFoundError(
+                absl::StrCat(Describe(*changed), " not found")));
+          }
+          (*shared_done)(read(**std::move(wl)));
+        });
+      });
+  if (!posted) {
+    (*shared_done)(absl::UnavailableError("kqd is shutting down"));
+  }
+}
+
+template <typename T>
 absl::StatusOr<T> Engine::ChangeThenRead(
     std::function<absl::StatusOr<NamespacedName>()> change,
     std::function<T(Workload)> read) {
@@ -548,31 +594,11 @@ absl::StatusOr<T> Engine::ChangeThenRead(
     absl::StatusOr<T> result = absl::UnknownError("command did not run");
   };
   auto slot = std::make_shared<Slot>();
-  const bool posted = Post([this, change = std::move(change),
-                            read = std::move(read), slot] {
-    absl::StatusOr<NamespacedName> changed = change();
-    // Replies run on this thread after the commit, so the workload read
-    // here carries the batch's revision and what its passes did.
-    replies_.push_back([this, read, slot, changed](const absl::Status& commit) {
-      if (!changed.ok()) {
-        slot->result = changed.status();
-      } else if (!commit.ok()) {
-        slot->result = commit;
-      } else {
-        absl::StatusOr<std::optional<Workload>> wl = LookupWorkload(*changed);
-        if (!wl.ok()) {
-          slot->result = wl.status();
-        } else if (!wl->has_value()) {
-          slot->result = absl::NotFoundError(
-              absl::StrCat(Describe(*changed), " not found"));
-        } else {
-          slot->result = read(**std::move(wl));
-        }
-      }
-      slot->done.Notify();
-    });
-  });
-  if (!posted) return absl::UnavailableError("kqd is shutting down");
+  ChangeThenReadAsync<T>(std::move(change), std::move(read),
+                         [slot](absl::StatusOr<T> result) {
+                           slot->result = std::move(result);
+                           slot->done.Notify();
+                         });
   slot->done.WaitForNotification();
   return std::move(slot->result);
 }
@@ -585,6 +611,17 @@ absl::StatusOr<Workload> Engine::ChangeWorkload(
         return key;
       },
       [](Workload wl) { return wl; });
+}
+
+void Engine::ChangeWorkload(const NamespacedName& key,
+                            std::function<absl::Status()> change,
+                            WorkloadDone done) {
+  ChangeThenReadAsync<Workload>(
+      [key, change = std::move(change)]() -> absl::StatusOr<NamespacedName> {
+        KQ_RETURN_IF_ERROR(change());
+        return key;
+      },
+      [](Workload wl) { return wl; }, std::move(done));
 }
 
 absl::StatusOr<Workload> Engine::Cancel(const NamespacedName& key) {
@@ -600,24 +637,43 @@ absl::StatusOr<Workload> Engine::Cancel(const NamespacedName& key) {
 absl::StatusOr<Workload> Engine::Finish(const NamespacedName& key,
                                         bool succeeded,
                                         const std::string& message) {
-  return ChangeWorkload(key, [this, key, succeeded, message]() -> absl::Status {
-    KQ_RETURN_IF_ERROR(CheckUnfinished(key));
-    const Workload* wl = state_.FindWorkload(key);
-    if (!HoldsQuota(*wl)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          Describe(key),
-          " holds no quota reservation; only admitted workloads finish (use "
-          "cancel to drop a pending one)"));
-    }
-    std::string text = message;
-    if (text.empty()) {
-      text = succeeded ? "Job finished successfully" : "Job failed";
-    }
-    return state_
-        .FinishWorkload(key, succeeded ? "Succeeded" : "Failed", text,
-                        batch_now_)
-        .status();
+  struct Slot {
+    absl::Notification done;
+    absl::StatusOr<Workload> result;
+  };
+  auto slot = std::make_shared<Slot>();
+  Finish(key, succeeded, message, [slot](absl::StatusOr<Workload> result) {
+    slot->result = std::move(result);
+    slot->done.Notify();
   });
+  slot->done.WaitForNotification();
+  return std::move(slot->result);
+}
+
+void Engine::Finish(const NamespacedName& key, bool succeeded,
+                    const std::string& message, WorkloadDone done) {
+  ChangeWorkload(
+      key,
+      [this, key, succeeded, message]() -> absl::Status {
+        KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+        const Workload* wl = state_.FindWorkload(key);
+        if (!HoldsQuota(*wl)) {
+          return absl::FailedPreconditionError(
+              absl::StrCat(Describe(key),
+                           " holds no quota reservation; only admitted "
+                           "workloads finish (use "
+                           "cancel to drop a pending one)"));
+        }
+        std::string text = message;
+        if (text.empty()) {
+          text = succeeded ? "Job finished successfully" : "Job failed";
+        }
+        return state_
+            .FinishWorkload(key, succeeded ? "Succeeded" : "Failed", text,
+                            batch_now_)
+            .status();
+      },
+      std::move(done));
 }
 
 absl::StatusOr<Workload> Engine::SetAdmissionCheckState(

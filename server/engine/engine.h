@@ -153,6 +153,12 @@ class Engine {
   // (no queue position: GetWorkload computes it). AlreadyExists when the
   // name is taken.
   absl::StatusOr<WorkloadView> Submit(Workload workload);
+  // Submit without blocking the caller: `done` runs once, on the engine's
+  // thread after the batch's commit (or at once when kqd is stopping), with
+  // what Submit would return. It must not block; an asynchronous gRPC
+  // handler finishes its call there.
+  using SubmitDone = std::function<void(absl::StatusOr<WorkloadView>)>;
+  void Submit(Workload workload, SubmitDone done);
   absl::StatusOr<WorkloadView> GetWorkload(const NamespacedName& key);
   absl::StatusOr<Listed<Workload>> ListWorkloads(const WorkloadFilter& filter);
   // Finishes a workload with reason "Cancelled", releasing any quota.
@@ -162,6 +168,10 @@ class Engine {
   // holds no quota reservation.
   absl::StatusOr<Workload> Finish(const NamespacedName& key, bool succeeded,
                                   const std::string& message);
+  // Finish without blocking the caller; `done` runs as Submit's does.
+  using WorkloadDone = std::function<void(absl::StatusOr<Workload>)>;
+  void Finish(const NamespacedName& key, bool succeeded,
+              const std::string& message, WorkloadDone done);
 
   // Sets the state of one admission check of a workload, as its admission
   // check controller reports it, and lets Kueue's workload controller react
@@ -246,6 +256,8 @@ class Engine {
   absl::StatusOr<std::vector<ApplyResult>> DoApply(
       std::vector<ConfigObject>& objects, std::vector<Workload>& workloads);
   absl::StatusOr<ApplyResult> DoSubmit(Workload workload, bool from_apply);
+  // Submit's command: names, checks and stores the workload; its key.
+  absl::StatusOr<NamespacedName> SubmitChange(Workload workload);
   // Gives a workload that asked for one a generated name
   // (metadata.generateName plus 5 random characters, as Kubernetes).
   void NameIfGenerated(Workload& workload);
@@ -256,6 +268,8 @@ class Engine {
   // read from memory or, once finished, from the batch or the store.
   absl::StatusOr<Workload> ChangeWorkload(const NamespacedName& key,
                                           std::function<absl::Status()> change);
+  void ChangeWorkload(const NamespacedName& key,
+                      std::function<absl::Status()> change, WorkloadDone done);
   // The same for a change that learns the workload's key as it runs (a
   // submission names a generateName workload); `read` turns the committed
   // workload into the answer on the engine thread. Defined in engine.cc.
@@ -263,6 +277,13 @@ class Engine {
   absl::StatusOr<T> ChangeThenRead(
       std::function<absl::StatusOr<NamespacedName>()> change,
       std::function<T(Workload)> read);
+  // ChangeThenRead's core: hands the answer to `done` on the engine thread
+  // instead of waiting for it.
+  template <typename T>
+  void ChangeThenReadAsync(
+      std::function<absl::StatusOr<NamespacedName>()> change,
+      std::function<T(Workload)> read,
+      std::function<void(absl::StatusOr<T>)> done);
   // Queues a command without waiting for it; false when stopping.
   bool Post(Command command);
   struct Waiter {

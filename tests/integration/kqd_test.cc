@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -343,6 +344,79 @@ TEST_F(KqdTest, KillNineKeepsAcknowledgedWorkloadsAndAdmissions) {
     }
   }
   EXPECT_EQ(gpu_total, std::to_string(gpus_reserved));
+}
+
+// SubmitWorkload and FinishWorkload are answered by the engine's thread
+// after its commit (callback handlers): their refusals keep their codes.
+TEST_F(KqdTest, SubmitAndFinishRefusalsKeepTheirCodes) {
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  ASSERT_TRUE(client_->SubmitWorkload(GpuWorkload("a", 16)).ok());
+  ASSERT_TRUE(client_->SubmitWorkload(GpuWorkload("waits", 1)).ok());
+  EXPECT_EQ(client_->SubmitWorkload(GpuWorkload("a", 1)).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  v1::Workload bad = GpuWorkload("bad", 1);
+  (*bad.mutable_spec()->mutable_pod_sets(0)->mutable_requests())["cpu"] =
+      "lots";
+  absl::Status refused = client_->SubmitWorkload(bad).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("requests"));
+  absl::Status pending =
+      client_->FinishWorkload("team-ml", "waits", true, "").status();
+  EXPECT_EQ(pending.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(pending.message()),
+              HasSubstr("holds no quota reservation"));
+  EXPECT_EQ(
+      client_->FinishWorkload("team-ml", "nope", true, "").status().code(),
+      absl::StatusCode::kNotFound);
+  auto finished = client_->FinishWorkload("team-ml", "a", false, "oom");
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  EXPECT_TRUE(IsFinished(*finished));
+}
+
+// A SIGTERM while submissions are in flight: kqd answers what it took in,
+// exits cleanly, and every acknowledged workload is there after the
+// restart.
+TEST_F(KqdTest, SigtermWithSubmissionsInFlightKeepsAcknowledgedOnes) {
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());
+  std::mutex mu;
+  std::vector<std::string> acked;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 8; ++t) {
+    submitters.emplace_back([&, t] {
+      auto client = kqd_->NewClient();
+      for (int i = 0; !stop; ++i) {
+        std::string name = absl::StrCat("s-", t, "-", i);
+        if (!client->SubmitWorkload(GpuWorkload(name, 1)).ok()) break;
+        std::lock_guard<std::mutex> lock(mu);
+        acked.push_back(name);
+      }
+    });
+  }
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (acked.size() >= 200) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(kqd_->Terminate(), 0);
+  stop = true;
+  for (std::thread& t : submitters) t.join();
+
+  ASSERT_TRUE(kqd_->Start().ok());
+  client_ = kqd_->NewClient();
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_("team-ml");
+  auto listed = client_->ListWorkloads(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::set<std::string> stored;
+  for (const v1::Workload& wl : listed->workloads()) {
+    stored.insert(wl.metadata().name());
+  }
+  for (const std::string& name : acked) {
+    EXPECT_TRUE(stored.count(name)) << "acknowledged workload lost: " << name;
+  }
 }
 
 TEST_F(KqdTest, WatchStreamsCommittedChangesInOrder) {

@@ -5,8 +5,11 @@
 
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -430,6 +433,96 @@ TEST_F(EngineTest, FailedCommitIsNotAcknowledgedAndStateRolledBack) {
   // The quota the lost admission took is free again.
   ASSERT_OK_AND_ASSIGN(WorkloadView b, engine_->Submit(Job("b", 16)));
   EXPECT_EQ(StateOf(b.workload), WorkloadState::kAdmitted);
+}
+
+// The callback forms, as kqd's gRPC handlers use them: `done` runs once,
+// on the engine's thread, after the commit that made the answer durable.
+TEST_F(EngineTest, CallbackSubmitAndFinishAnswerAfterTheirCommit) {
+  ApplySeed();
+  struct Answer {
+    absl::Notification done;
+    absl::StatusOr<WorkloadView> view;
+    bool stored_when_answered = false;
+    std::thread::id thread;
+  };
+  std::vector<std::unique_ptr<Answer>> answers;
+  for (const char* name : {"a", "b", "c"}) {
+    answers.push_back(std::make_unique<Answer>());
+    Answer* answer = answers.back().get();
+    // 8 GPUs each: a and b fit in 16, c waits.
+    engine_->Submit(
+        Job(name, 8), [this, answer, name](absl::StatusOr<WorkloadView> view) {
+          absl::StatusOr<std::optional<Workload>> stored =
+              store_.GetWorkload({"team-ml", name});
+          answer->stored_when_answered = stored.ok() && stored->has_value();
+          answer->thread = std::this_thread::get_id();
+          answer->view = std::move(view);
+          answer->done.Notify();
+        });
+  }
+  for (const auto& answer : answers) {
+    answer->done.WaitForNotification();
+    ASSERT_OK(answer->view.status());
+    EXPECT_TRUE(answer->stored_when_answered);
+    EXPECT_NE(answer->thread, std::this_thread::get_id());
+  }
+  EXPECT_EQ(StateOf(answers[0]->view->workload), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf(answers[1]->view->workload), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf(answers[2]->view->workload), WorkloadState::kPending);
+
+  auto finish = [this](const std::string& name) {
+    absl::Notification done;
+    absl::StatusOr<Workload> result;
+    engine_->Finish({"team-ml", name}, true, "",
+                    [&](absl::StatusOr<Workload> wl) {
+                      result = std::move(wl);
+                      done.Notify();
+                    });
+    done.WaitForNotification();
+    return result;
+  };
+  EXPECT_THAT(finish("c").status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
+                                      HasSubstr("holds no quota reservation")));
+  EXPECT_THAT(finish("nope").status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(Workload a, finish("a"));
+  EXPECT_EQ(StateOf(a), WorkloadState::kFinished);
+  // a's quota went to c in the batch that finished a.
+  ASSERT_OK_AND_ASSIGN(WorkloadView c, engine_->GetWorkload({"team-ml", "c"}));
+  EXPECT_EQ(StateOf(c.workload), WorkloadState::kAdmitted);
+}
+
+TEST_F(EngineTest, CallbackSubmitIsRefusedWhenTheCommitFailsOrKqdStops) {
+  ApplySeed();
+  faulty_.FailCommit(1);
+  absl::Notification failed;
+  engine_->Submit(Job("a", 8), [&](absl::StatusOr<WorkloadView> view) {
+    EXPECT_THAT(view.status(),
+                ::kq::testing::StatusIs(absl::StatusCode::kUnavailable,
+                                        HasSubstr("disk on fire")));
+    failed.Notify();
+  });
+  failed.WaitForNotification();
+  EXPECT_THAT(engine_->GetWorkload({"team-ml", "a"}).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kNotFound));
+
+  engine_->Stop();
+  // Answered at once, on the caller's thread: nothing runs commands now.
+  bool answered = false;
+  engine_->Submit(Job("b", 1), [&](absl::StatusOr<WorkloadView> view) {
+    EXPECT_THAT(view.status(),
+                ::kq::testing::StatusIs(absl::StatusCode::kUnavailable));
+    answered = true;
+  });
+  EXPECT_TRUE(answered);
+  answered = false;
+  engine_->Finish({"team-ml", "b"}, true, "", [&](absl::StatusOr<Workload> wl) {
+    EXPECT_THAT(wl.status(),
+                ::kq::testing::StatusIs(absl::StatusCode::kUnavailable));
+    answered = true;
+  });
+  EXPECT_TRUE(answered);
 }
 
 // A clock that moves 1 ms each time it is read, so that scheduling passes
