@@ -273,16 +273,18 @@ grpc::ServerUnaryReactor* QueueServiceImpl::SubmitWorkload(
   // exactly once, after its commit (a cancelled call still waits for it,
   // as the submission may have been stored).
   engine_.Submit(
-      *std::move(wl),
-      [reactor, request, response](absl::StatusOr<engine::WorkloadView> view) {
-        if (!view.ok()) {
-          reactor->Finish(ToGrpcStatus(view.status()));
-          return;
-        }
-        FillWorkload(*view, request->template_form(),
-                     response->mutable_workload(),
-                     response->mutable_placements());
-        reactor->Finish(grpc::Status::OK);
+      *std::move(wl), [this, reactor, request,
+                       response](absl::StatusOr<engine::WorkloadView> view) {
+        replies_.Post([reactor, request, response, view = std::move(view)] {
+          if (!view.ok()) {
+            reactor->Finish(ToGrpcStatus(view.status()));
+            return;
+          }
+          FillWorkload(*view, request->template_form(),
+                       response->mutable_workload(),
+                       response->mutable_placements());
+          reactor->Finish(grpc::Status::OK);
+        });
       });
   return reactor;
 }
@@ -332,13 +334,15 @@ grpc::ServerUnaryReactor* QueueServiceImpl::FinishWorkload(
   // As SubmitWorkload: the engine calls back once, after its commit.
   engine_.Finish({request->namespace_(), request->name()}, request->succeeded(),
                  request->message(),
-                 [reactor, response](absl::StatusOr<Workload> wl) {
-                   if (!wl.ok()) {
-                     reactor->Finish(ToGrpcStatus(wl.status()));
-                     return;
-                   }
-                   *response->mutable_workload() = codec::ToProto(*wl);
-                   reactor->Finish(grpc::Status::OK);
+                 [this, reactor, response](absl::StatusOr<Workload> wl) {
+                   replies_.Post([reactor, response, wl = std::move(wl)] {
+                     if (!wl.ok()) {
+                       reactor->Finish(ToGrpcStatus(wl.status()));
+                       return;
+                     }
+                     *response->mutable_workload() = codec::ToProto(*wl);
+                     reactor->Finish(grpc::Status::OK);
+                   });
                  });
   return reactor;
 }

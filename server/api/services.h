@@ -6,6 +6,7 @@
 #include "kq/v1/admin_service.grpc.pb.h"
 #include "kq/v1/queue_service.grpc.pb.h"
 
+#include "server/api/reply_queue.h"
 #include "server/engine/engine.h"
 
 namespace kq::api {
@@ -57,8 +58,9 @@ class AdminServiceImpl final : public v1::AdminService::Service {
 // Thread-safe, as AdminServiceImpl. Admit is served asynchronously by
 // AdmitCalls (a waiting call holds no thread). SubmitWorkload and
 // FinishWorkload, the calls launchers and runners make most, are callback
-// handlers: the engine finishes them after its commit, so a call in flight
-// holds no thread either. The rest are blocking handlers.
+// handlers: the engine answers them after its commit and `replies_`
+// finishes them, so a call in flight holds no thread either. The rest are
+// blocking handlers.
 class QueueServiceImpl final
     : public v1::QueueService::WithAsyncMethod_Admit<
           v1::QueueService::WithCallbackMethod_SubmitWorkload<
@@ -103,6 +105,7 @@ class QueueServiceImpl final
 
  private:
   engine::Engine& engine_;
+  ReplyQueue replies_;
 };
 
 }  // namespace kq::api
