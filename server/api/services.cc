@@ -316,14 +316,24 @@ grpc::Status QueueServiceImpl::ListWorkloads(
   return grpc::Status::OK;
 }
 
-grpc::Status QueueServiceImpl::CancelWorkload(
-    grpc::ServerContext*, const v1::CancelWorkloadRequest* request,
+grpc::ServerUnaryReactor* QueueServiceImpl::CancelWorkload(
+    grpc::CallbackServerContext* context,
+    const v1::CancelWorkloadRequest* request,
     v1::CancelWorkloadResponse* response) {
-  absl::StatusOr<Workload> wl =
-      engine_.Cancel({request->namespace_(), request->name()});
-  if (!wl.ok()) return ToGrpcStatus(wl.status());
-  *response->mutable_workload() = codec::ToProto(*wl);
-  return grpc::Status::OK;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // As SubmitWorkload: the engine calls back once, after its commit.
+  engine_.Cancel({request->namespace_(), request->name()},
+                 [this, reactor, response](absl::StatusOr<Workload> wl) {
+                   replies_.Post([reactor, response, wl = std::move(wl)] {
+                     if (!wl.ok()) {
+                       reactor->Finish(ToGrpcStatus(wl.status()));
+                       return;
+                     }
+                     *response->mutable_workload() = codec::ToProto(*wl);
+                     reactor->Finish(grpc::Status::OK);
+                   });
+                 });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* QueueServiceImpl::FinishWorkload(
@@ -392,26 +402,38 @@ void FillAdmitResponse(const engine::AdmitOutcome& outcome,
   }
 }
 
-grpc::Status QueueServiceImpl::Heartbeat(grpc::ServerContext*,
-                                         const v1::HeartbeatRequest* request,
-                                         v1::HeartbeatResponse* response) {
+grpc::ServerUnaryReactor* QueueServiceImpl::Heartbeat(
+    grpc::CallbackServerContext* context, const v1::HeartbeatRequest* request,
+    v1::HeartbeatResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::Duration lease = FromProtoDuration(request->lease());
   if (lease <= absl::ZeroDuration()) lease = absl::Seconds(30);
-  absl::StatusOr<admission::HeartbeatResult> result =
-      engine_.Heartbeat({request->namespace_(), request->name()},
-                        request->runner_id(), lease, request->stopped());
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  const Workload& wl = result->workload;
-  *response->mutable_workload() = codec::ToProto(wl);
-  response->set_stop(result->stop);
-  if (wl.stop_deadline.has_value()) {
-    *response->mutable_stop_deadline() = codec::ToProto(*wl.stop_deadline);
-  }
-  if (wl.runner.has_value()) {
-    *response->mutable_lease_expire_time() =
-        codec::ToProto(wl.runner->lease_expire_time);
-  }
-  return grpc::Status::OK;
+  // As SubmitWorkload: the engine calls back once, after its commit.
+  engine_.Heartbeat(
+      {request->namespace_(), request->name()}, request->runner_id(), lease,
+      request->stopped(),
+      [this, reactor,
+       response](absl::StatusOr<admission::HeartbeatResult> result) {
+        replies_.Post([reactor, response, result = std::move(result)] {
+          if (!result.ok()) {
+            reactor->Finish(ToGrpcStatus(result.status()));
+            return;
+          }
+          const Workload& wl = result->workload;
+          *response->mutable_workload() = codec::ToProto(wl);
+          response->set_stop(result->stop);
+          if (wl.stop_deadline.has_value()) {
+            *response->mutable_stop_deadline() =
+                codec::ToProto(*wl.stop_deadline);
+          }
+          if (wl.runner.has_value()) {
+            *response->mutable_lease_expire_time() =
+                codec::ToProto(wl.runner->lease_expire_time);
+          }
+          reactor->Finish(grpc::Status::OK);
+        });
+      });
+  return reactor;
 }
 
 grpc::Status QueueServiceImpl::SetReclaimablePods(

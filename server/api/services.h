@@ -56,16 +56,18 @@ class AdminServiceImpl final : public v1::AdminService::Service {
 };
 
 // Thread-safe, as AdminServiceImpl. Admit is served asynchronously by
-// AdmitCalls (a waiting call holds no thread). SubmitWorkload and
-// FinishWorkload, the calls launchers and runners make most, are callback
-// handlers: the engine answers them after its commit and `replies_`
-// finishes them, so a call in flight holds no thread either. The rest are
-// blocking handlers.
+// AdmitCalls (a waiting call holds no thread). The calls launchers and
+// runners make most (SubmitWorkload, FinishWorkload, CancelWorkload,
+// Heartbeat) are callback handlers: the engine answers them after its
+// commit and `replies_` finishes them, so a call in flight holds no thread
+// either. The rest are blocking handlers.
 class QueueServiceImpl final
     : public v1::QueueService::WithAsyncMethod_Admit<
           v1::QueueService::WithCallbackMethod_SubmitWorkload<
               v1::QueueService::WithCallbackMethod_FinishWorkload<
-                  v1::QueueService::Service>>> {
+                  v1::QueueService::WithCallbackMethod_CancelWorkload<
+                      v1::QueueService::WithCallbackMethod_Heartbeat<
+                          v1::QueueService::Service>>>>> {
  public:
   explicit QueueServiceImpl(engine::Engine& engine) : engine_(engine) {}
 
@@ -79,9 +81,10 @@ class QueueServiceImpl final
   grpc::Status ListWorkloads(grpc::ServerContext* context,
                              const v1::ListWorkloadsRequest* request,
                              v1::ListWorkloadsResponse* response) override;
-  grpc::Status CancelWorkload(grpc::ServerContext* context,
-                              const v1::CancelWorkloadRequest* request,
-                              v1::CancelWorkloadResponse* response) override;
+  grpc::ServerUnaryReactor* CancelWorkload(
+      grpc::CallbackServerContext* context,
+      const v1::CancelWorkloadRequest* request,
+      v1::CancelWorkloadResponse* response) override;
   grpc::ServerUnaryReactor* FinishWorkload(
       grpc::CallbackServerContext* context,
       const v1::FinishWorkloadRequest* request,
@@ -89,9 +92,9 @@ class QueueServiceImpl final
   grpc::Status Watch(grpc::ServerContext* context,
                      const v1::WatchRequest* request,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;
-  grpc::Status Heartbeat(grpc::ServerContext* context,
-                         const v1::HeartbeatRequest* request,
-                         v1::HeartbeatResponse* response) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* context,
+                                      const v1::HeartbeatRequest* request,
+                                      v1::HeartbeatResponse* response) override;
   grpc::Status SetReclaimablePods(
       grpc::ServerContext* context,
       const v1::SetReclaimablePodsRequest* request,

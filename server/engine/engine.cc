@@ -589,16 +589,23 @@ template <typename T>
 absl::StatusOr<T> Engine::ChangeThenRead(
     std::function<absl::StatusOr<NamespacedName>()> change,
     std::function<T(Workload)> read) {
+  return Wait<T>([&](std::function<void(absl::StatusOr<T>)> done) {
+    ChangeThenReadAsync<T>(std::move(change), std::move(read), std::move(done));
+  });
+}
+
+template <typename T>
+absl::StatusOr<T> Engine::Wait(
+    const std::function<void(std::function<void(absl::StatusOr<T>)>)>& start) {
   struct Slot {
     absl::Notification done;
     absl::StatusOr<T> result = absl::UnknownError("command did not run");
   };
   auto slot = std::make_shared<Slot>();
-  ChangeThenReadAsync<T>(std::move(change), std::move(read),
-                         [slot](absl::StatusOr<T> result) {
-                           slot->result = std::move(result);
-                           slot->done.Notify();
-                         });
+  start([slot](absl::StatusOr<T> result) {
+    slot->result = std::move(result);
+    slot->done.Notify();
+  });
   slot->done.WaitForNotification();
   return std::move(slot->result);
 }
@@ -625,29 +632,29 @@ void Engine::ChangeWorkload(const NamespacedName& key,
 }
 
 absl::StatusOr<Workload> Engine::Cancel(const NamespacedName& key) {
-  return ChangeWorkload(key, [this, key]() -> absl::Status {
-    KQ_RETURN_IF_ERROR(CheckUnfinished(key));
-    return state_
-        .FinishWorkload(key, "Cancelled", "The workload was cancelled",
-                        batch_now_)
-        .status();
-  });
+  return Wait<Workload>(
+      [&](WorkloadDone done) { Cancel(key, std::move(done)); });
+}
+
+void Engine::Cancel(const NamespacedName& key, WorkloadDone done) {
+  ChangeWorkload(
+      key,
+      [this, key]() -> absl::Status {
+        KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+        return state_
+            .FinishWorkload(key, "Cancelled", "The workload was cancelled",
+                            batch_now_)
+            .status();
+      },
+      std::move(done));
 }
 
 absl::StatusOr<Workload> Engine::Finish(const NamespacedName& key,
                                         bool succeeded,
                                         const std::string& message) {
-  struct Slot {
-    absl::Notification done;
-    absl::StatusOr<Workload> result;
-  };
-  auto slot = std::make_shared<Slot>();
-  Finish(key, succeeded, message, [slot](absl::StatusOr<Workload> result) {
-    slot->result = std::move(result);
-    slot->done.Notify();
+  return Wait<Workload>([&](WorkloadDone done) {
+    Finish(key, succeeded, message, std::move(done));
   });
-  slot->done.WaitForNotification();
-  return std::move(slot->result);
 }
 
 void Engine::Finish(const NamespacedName& key, bool succeeded,
@@ -981,17 +988,28 @@ absl::Status Engine::CheckUnfinished(const NamespacedName& key) {
 absl::StatusOr<admission::HeartbeatResult> Engine::Heartbeat(
     const NamespacedName& key, const std::string& runner_id,
     absl::Duration lease, bool stopped) {
-  KQ_ASSIGN_OR_RETURN(
-      Workload wl,
-      ChangeWorkload(
-          key, [this, key, runner_id, lease, stopped]() -> absl::Status {
-            KQ_RETURN_IF_ERROR(CheckUnfinished(key));
-            return state_.Heartbeat(key, runner_id, lease, stopped, batch_now_)
-                .status();
-          }));
-  // As committed: still evicted and holding quota means stop.
-  const bool stop = IsEvicting(wl);
-  return admission::HeartbeatResult{std::move(wl), stop};
+  return Wait<admission::HeartbeatResult>([&](HeartbeatDone done) {
+    Heartbeat(key, runner_id, lease, stopped, std::move(done));
+  });
+}
+
+void Engine::Heartbeat(const NamespacedName& key, const std::string& runner_id,
+                       absl::Duration lease, bool stopped, HeartbeatDone done) {
+  ChangeThenReadAsync<admission::HeartbeatResult>(
+      [this, key, runner_id, lease,
+       stopped]() -> absl::StatusOr<NamespacedName> {
+        KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+        KQ_RETURN_IF_ERROR(
+            state_.Heartbeat(key, runner_id, lease, stopped, batch_now_)
+                .status());
+        return key;
+      },
+      [](Workload wl) {
+        // As committed: still evicted and holding quota means stop.
+        const bool stop = IsEvicting(wl);
+        return admission::HeartbeatResult{std::move(wl), stop};
+      },
+      std::move(done));
 }
 
 absl::StatusOr<Workload> Engine::Preempt(const NamespacedName& key,

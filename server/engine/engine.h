@@ -159,17 +159,20 @@ class Engine {
   // handler finishes its call there.
   using SubmitDone = std::function<void(absl::StatusOr<WorkloadView>)>;
   void Submit(Workload workload, SubmitDone done);
+  // The answer of the other callback forms below.
+  using WorkloadDone = std::function<void(absl::StatusOr<Workload>)>;
   absl::StatusOr<WorkloadView> GetWorkload(const NamespacedName& key);
   absl::StatusOr<Listed<Workload>> ListWorkloads(const WorkloadFilter& filter);
   // Finishes a workload with reason "Cancelled", releasing any quota.
   // FailedPrecondition when it already finished.
   absl::StatusOr<Workload> Cancel(const NamespacedName& key);
+  // Cancel without blocking the caller; `done` runs as Submit's does.
+  void Cancel(const NamespacedName& key, WorkloadDone done);
   // Reports a workload holding quota finished. FailedPrecondition when it
   // holds no quota reservation.
   absl::StatusOr<Workload> Finish(const NamespacedName& key, bool succeeded,
                                   const std::string& message);
   // Finish without blocking the caller; `done` runs as Submit's does.
-  using WorkloadDone = std::function<void(absl::StatusOr<Workload>)>;
   void Finish(const NamespacedName& key, bool succeeded,
               const std::string& message, WorkloadDone done);
 
@@ -194,6 +197,11 @@ class Engine {
   absl::StatusOr<admission::HeartbeatResult> Heartbeat(
       const NamespacedName& key, const std::string& runner_id,
       absl::Duration lease, bool stopped);
+  // Heartbeat without blocking the caller; `done` runs as Submit's does.
+  using HeartbeatDone =
+      std::function<void(absl::StatusOr<admission::HeartbeatResult>)>;
+  void Heartbeat(const NamespacedName& key, const std::string& runner_id,
+                 absl::Duration lease, bool stopped, HeartbeatDone done);
   // Operator eviction (admission::AdmissionState::Preempt).
   absl::StatusOr<Workload> Preempt(const NamespacedName& key,
                                    const std::string& message,
@@ -277,6 +285,10 @@ class Engine {
   absl::StatusOr<T> ChangeThenRead(
       std::function<absl::StatusOr<NamespacedName>()> change,
       std::function<T(Workload)> read);
+  // Starts a callback form through `start` and blocks until it answers.
+  template <typename T>
+  static absl::StatusOr<T> Wait(
+      const std::function<void(std::function<void(absl::StatusOr<T>)>)>& start);
   // ChangeThenRead's core: hands the answer to `done` on the engine thread
   // instead of waiting for it.
   template <typename T>
