@@ -2,10 +2,12 @@
 
 // Serves QueueService.Admit with gRPC's completion-queue API: a call waiting
 // for its workload's admission holds no thread, only its place here, and
-// the engine's answer finishes it from the engine thread. (gRPC's callback
-// API would do the same, but in this gRPC its completion threads take part
-// in polling the server's sockets and sleep 100 ms when idle, which held
-// about 1% of every call to kqd up by ~100 ms.)
+// the engine's answer finishes it from the engine thread. (When Admit was
+// kqd's only callback method, gRPC's completion threads, which take part in
+// polling the server's sockets and sleep 100 ms when idle, held about 1% of
+// every call to kqd up by ~100 ms. kqd's busiest calls are callback
+// methods now, and bench/RESULTS.md's tail probes of 2026-11-30 17:30 found
+// no such wait; Admit, whose calls wait long, stays here.)
 //
 // Example:
 //   grpc::ServerBuilder builder;

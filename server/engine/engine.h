@@ -155,8 +155,8 @@ class Engine {
   absl::StatusOr<WorkloadView> Submit(Workload workload);
   // Submit without blocking the caller: `done` runs once, on the engine's
   // thread after the batch's commit (or at once when kqd is stopping), with
-  // what Submit would return. It must not block; an asynchronous gRPC
-  // handler finishes its call there.
+  // what Submit would return. It must not block: kqd's callback handlers
+  // hand the answer to their reply thread there.
   using SubmitDone = std::function<void(absl::StatusOr<WorkloadView>)>;
   void Submit(Workload workload, SubmitDone done);
   // The answer of the other callback forms below.

@@ -371,6 +371,30 @@ TEST_F(KqdTest, SubmitAndFinishRefusalsKeepTheirCodes) {
   auto finished = client_->FinishWorkload("team-ml", "a", false, "oom");
   ASSERT_TRUE(finished.ok()) << finished.status();
   EXPECT_TRUE(IsFinished(*finished));
+
+  // CancelWorkload and Heartbeat, the other callback handlers.
+  absl::Status again = client_->CancelWorkload("team-ml", "a").status();
+  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(client_->CancelWorkload("team-ml", "nope").status().code(),
+            absl::StatusCode::kNotFound);
+  v1::HeartbeatRequest beat;
+  beat.set_namespace_("team-ml");
+  beat.set_name("a");
+  beat.set_runner_id("runner-1");
+  EXPECT_EQ(client_->Heartbeat(beat).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  beat.set_name("nope");
+  EXPECT_EQ(client_->Heartbeat(beat).status().code(),
+            absl::StatusCode::kNotFound);
+  ASSERT_TRUE(client_->SubmitWorkload(GpuWorkload("runs", 1)).ok());
+  beat.set_name("runs");
+  auto lease = client_->Heartbeat(beat);
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_FALSE(lease->stop());
+  EXPECT_TRUE(lease->has_lease_expire_time());
+  auto cancelled = client_->CancelWorkload("team-ml", "runs");
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_TRUE(IsFinished(*cancelled));
 }
 
 // A SIGTERM while submissions are in flight: kqd answers what it took in,

@@ -1,5 +1,6 @@
 #include "server/api/reply_queue.h"
 
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -30,15 +31,19 @@ TEST(ReplyQueueTest, RunsRepliesInOrderOnItsOwnThread) {
 
 TEST(ReplyQueueTest, DestructionRunsWhatWasPosted) {
   int ran = 0;
+  absl::Notification release;
+  // Released well after the destructor began: the rest are still queued
+  // when the queue is told to stop.
+  std::thread releaser([&release] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    release.Notify();
+  });
   {
     ReplyQueue queue;
-    absl::Notification release;
-    // Holds the thread so that the rest are still queued when the queue is
-    // destroyed.
     queue.Post([&release] { release.WaitForNotification(); });
     for (int i = 0; i < 10; ++i) queue.Post([&ran] { ++ran; });
-    release.Notify();
   }
+  releaser.join();
   EXPECT_EQ(ran, 10);
 }
 
