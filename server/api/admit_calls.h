@@ -6,7 +6,7 @@
 // kqd's only callback method, gRPC's completion threads, which take part in
 // polling the server's sockets and sleep 100 ms when idle, held about 1% of
 // every call to kqd up by ~100 ms. kqd's busiest calls are callback
-// methods now, and bench/RESULTS.md's tail probes of 2026-11-30 17:30 found
+// methods now, and bench/RESULTS.md's tail probes of 2026-11-30 17:17 found
 // no such wait; Admit, whose calls wait long, stays here.)
 //
 // Example:
