@@ -316,6 +316,20 @@ grpc::Status QueueServiceImpl::ListWorkloads(
   return grpc::Status::OK;
 }
 
+engine::Engine::WorkloadDone QueueServiceImpl::AnswerWithWorkload(
+    grpc::ServerUnaryReactor* reactor, v1::Workload* out) {
+  return [this, reactor, out](absl::StatusOr<Workload> wl) {
+    replies_.Post([reactor, out, wl = std::move(wl)] {
+      if (!wl.ok()) {
+        reactor->Finish(ToGrpcStatus(wl.status()));
+        return;
+      }
+      *out = codec::ToProto(*wl);
+      reactor->Finish(grpc::Status::OK);
+    });
+  };
+}
+
 grpc::ServerUnaryReactor* QueueServiceImpl::CancelWorkload(
     grpc::CallbackServerContext* context,
     const v1::CancelWorkloadRequest* request,
@@ -323,16 +337,7 @@ grpc::ServerUnaryReactor* QueueServiceImpl::CancelWorkload(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // As SubmitWorkload: the engine calls back once, after its commit.
   engine_.Cancel({request->namespace_(), request->name()},
-                 [this, reactor, response](absl::StatusOr<Workload> wl) {
-                   replies_.Post([reactor, response, wl = std::move(wl)] {
-                     if (!wl.ok()) {
-                       reactor->Finish(ToGrpcStatus(wl.status()));
-                       return;
-                     }
-                     *response->mutable_workload() = codec::ToProto(*wl);
-                     reactor->Finish(grpc::Status::OK);
-                   });
-                 });
+                 AnswerWithWorkload(reactor, response->mutable_workload()));
   return reactor;
 }
 
@@ -344,16 +349,7 @@ grpc::ServerUnaryReactor* QueueServiceImpl::FinishWorkload(
   // As SubmitWorkload: the engine calls back once, after its commit.
   engine_.Finish({request->namespace_(), request->name()}, request->succeeded(),
                  request->message(),
-                 [this, reactor, response](absl::StatusOr<Workload> wl) {
-                   replies_.Post([reactor, response, wl = std::move(wl)] {
-                     if (!wl.ok()) {
-                       reactor->Finish(ToGrpcStatus(wl.status()));
-                       return;
-                     }
-                     *response->mutable_workload() = codec::ToProto(*wl);
-                     reactor->Finish(grpc::Status::OK);
-                   });
-                 });
+                 AnswerWithWorkload(reactor, response->mutable_workload()));
   return reactor;
 }
 

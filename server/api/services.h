@@ -107,6 +107,11 @@ class QueueServiceImpl final
                         v1::SimulateResponse* response) override;
 
  private:
+  // The engine's answer for a callback handler whose response is one
+  // workload: `replies_` writes it to `out` and finishes the call.
+  engine::Engine::WorkloadDone AnswerWithWorkload(
+      grpc::ServerUnaryReactor* reactor, v1::Workload* out);
+
   engine::Engine& engine_;
   ReplyQueue replies_;
 };

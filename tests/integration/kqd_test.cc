@@ -7,7 +7,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <thread>
 
@@ -103,6 +102,21 @@ class KqdTest : public ::testing::Test {
     }
     ASSERT_TRUE(kqd_->Start().ok());
     client_ = kqd_->NewClient();
+  }
+
+  // The team-ml workloads kqd holds, by name (empty when the list fails).
+  std::map<std::string, v1::Workload> Stored(bool with_finished) {
+    v1::ListWorkloadsRequest list;
+    list.set_namespace_("team-ml");
+    list.set_include_finished(with_finished);
+    auto listed = client_->ListWorkloads(list);
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    std::map<std::string, v1::Workload> stored;
+    if (!listed.ok()) return stored;
+    for (const v1::Workload& wl : listed->workloads()) {
+      stored[wl.metadata().name()] = wl;
+    }
+    return stored;
   }
 
   TempDir dir_;
@@ -311,15 +325,7 @@ TEST_F(KqdTest, KillNineKeepsAcknowledgedWorkloadsAndAdmissions) {
 
   ASSERT_TRUE(kqd_->Start().ok());
   client_ = kqd_->NewClient();
-  v1::ListWorkloadsRequest list;
-  list.set_namespace_("team-ml");
-  list.set_include_finished(true);
-  auto listed = client_->ListWorkloads(list);
-  ASSERT_TRUE(listed.ok()) << listed.status();
-  std::map<std::string, v1::Workload> stored;
-  for (const v1::Workload& wl : listed->workloads()) {
-    stored[wl.metadata().name()] = wl;
-  }
+  std::map<std::string, v1::Workload> stored = Stored(/*with_finished=*/true);
   int gpus_reserved = 0;
   for (const auto& [name, wl] : stored) {
     if (!IsFinished(wl) && wl.status().has_admission()) ++gpus_reserved;
@@ -430,14 +436,8 @@ TEST_F(KqdTest, SigtermWithSubmissionsInFlightKeepsAcknowledgedOnes) {
 
   ASSERT_TRUE(kqd_->Start().ok());
   client_ = kqd_->NewClient();
-  v1::ListWorkloadsRequest list;
-  list.set_namespace_("team-ml");
-  auto listed = client_->ListWorkloads(list);
-  ASSERT_TRUE(listed.ok()) << listed.status();
-  std::set<std::string> stored;
-  for (const v1::Workload& wl : listed->workloads()) {
-    stored.insert(wl.metadata().name());
-  }
+  const std::map<std::string, v1::Workload> stored =
+      Stored(/*with_finished=*/false);
   for (const std::string& name : acked) {
     EXPECT_TRUE(stored.count(name)) << "acknowledged workload lost: " << name;
   }
