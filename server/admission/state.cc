@@ -1497,9 +1497,10 @@ Condition AdmissionState::AdmissionCheckActiveCondition(
   return active;
 }
 
-WorkloadView AdmissionState::ViewOf(const Workload& wl,
+WorkloadView AdmissionState::ViewOf(Workload workload,
                                     bool with_position) const {
-  WorkloadView view{wl, {}, std::nullopt};
+  WorkloadView view{std::move(workload), {}, std::nullopt};
+  const Workload& wl = view.workload;
   if (HoldsQuota(wl)) {
     for (const PodSetAssignment& psa : wl.admission->pod_set_assignments) {
       PodSetPlacement placement{psa.name, {}};

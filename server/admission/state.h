@@ -315,9 +315,9 @@ class AdmissionState {
   // ---- Reads -----------------------------------------------------------
   ObjectView ViewOf(const ConfigObject& object) const;
   // `with_position`: also its position in its ClusterQueue (a walk of the
-  // queue; answers that carry no position skip it).
-  WorkloadView ViewOf(const Workload& workload,
-                      bool with_position = true) const;
+  // queue; answers that carry no position skip it). Takes the workload by
+  // value: a caller with a copy of its own moves it in.
+  WorkloadView ViewOf(Workload workload, bool with_position = true) const;
   // The ClusterQueue a workload is admitted to or would be queued in.
   std::string ClusterQueueForWorkload(const Workload& workload) const;
 

@@ -469,7 +469,7 @@ absl::StatusOr<WorkloadView> Engine::Submit(Workload workload) {
         return SubmitChange(std::move(workload));
       },
       [this](Workload wl) {
-        return state_.ViewOf(wl, /*with_position=*/false);
+        return state_.ViewOf(std::move(wl), /*with_position=*/false);
       });
 }
 
@@ -491,7 +491,7 @@ void Engine::Submit(Workload workload, SubmitDone done) {
         return SubmitChange(std::move(workload));
       },
       [this](Workload wl) {
-        return state_.ViewOf(wl, /*with_position=*/false);
+        return state_.ViewOf(std::move(wl), /*with_position=*/false);
       },
       std::move(done));
 }
@@ -502,7 +502,7 @@ absl::StatusOr<WorkloadView> Engine::GetWorkload(const NamespacedName& key) {
     if (!wl.has_value()) {
       return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
     }
-    return state_.ViewOf(*wl);
+    return state_.ViewOf(*std::move(wl));
   });
 }
 
