@@ -463,23 +463,8 @@ absl::Status Engine::Delete(const ObjectKey& key) {
 }
 
 absl::StatusOr<WorkloadView> Engine::Submit(Workload workload) {
-  return ChangeThenRead<WorkloadView>(
-      [this, workload = std::move(
-                 workload)]() mutable -> absl::StatusOr<NamespacedName> {
-        return SubmitChange(std::move(workload));
-      },
-      [this](Workload wl) {
-        return state_.ViewOf(std::move(wl), /*with_position=*/false);
-      });
-}
-
-absl::StatusOr<NamespacedName> Engine::SubmitChange(Workload workload) {
-  NameIfGenerated(workload);
-  const NamespacedName key = KeyOf(workload);
-  KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(workload));
-  KQ_RETURN_IF_ERROR(state_.CheckPriorityClass(workload, {}));
-  KQ_RETURN_IF_ERROR(DoSubmit(std::move(workload), false).status());
-  return key;
+  return Wait<WorkloadView>(
+      [&](SubmitDone done) { Submit(std::move(workload), std::move(done)); });
 }
 
 void Engine::Submit(Workload workload, SubmitDone done) {
@@ -488,7 +473,12 @@ void Engine::Submit(Workload workload, SubmitDone done) {
   ChangeThenReadAsync<WorkloadView>(
       [this, workload = std::move(
                  workload)]() mutable -> absl::StatusOr<NamespacedName> {
-        return SubmitChange(std::move(workload));
+        NameIfGenerated(workload);
+        const NamespacedName key = KeyOf(workload);
+        KQ_RETURN_IF_ERROR(ValidateSubmittedWorkload(workload));
+        KQ_RETURN_IF_ERROR(state_.CheckPriorityClass(workload, {}));
+        KQ_RETURN_IF_ERROR(DoSubmit(std::move(workload), false).status());
+        return key;
       },
       [this](Workload wl) {
         return state_.ViewOf(std::move(wl), /*with_position=*/false);
@@ -665,11 +655,10 @@ void Engine::Finish(const NamespacedName& key, bool succeeded,
         KQ_RETURN_IF_ERROR(CheckUnfinished(key));
         const Workload* wl = state_.FindWorkload(key);
         if (!HoldsQuota(*wl)) {
-          return absl::FailedPreconditionError(
-              absl::StrCat(Describe(key),
-                           " holds no quota reservation; only admitted "
-                           "workloads finish (use "
-                           "cancel to drop a pending one)"));
+          return absl::FailedPreconditionError(absl::StrCat(
+              Describe(key),
+              " holds no quota reservation; only admitted workloads finish "
+              "(use cancel to drop a pending one)"));
         }
         std::string text = message;
         if (text.empty()) {

@@ -264,8 +264,6 @@ class Engine {
   absl::StatusOr<std::vector<ApplyResult>> DoApply(
       std::vector<ConfigObject>& objects, std::vector<Workload>& workloads);
   absl::StatusOr<ApplyResult> DoSubmit(Workload workload, bool from_apply);
-  // Submit's command: names, checks and stores the workload; its key.
-  absl::StatusOr<NamespacedName> SubmitChange(Workload workload);
   // Gives a workload that asked for one a generated name
   // (metadata.generateName plus 5 random characters, as Kubernetes).
   void NameIfGenerated(Workload& workload);
