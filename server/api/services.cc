@@ -259,6 +259,23 @@ grpc::Status AdminServiceImpl::SetAdmissionCheckState(
   return grpc::Status::OK;
 }
 
+template <typename T>
+std::function<void(absl::StatusOr<T>)> QueueServiceImpl::Answer(
+    grpc::ServerUnaryReactor* reactor,
+    std::function<void(const T&)> fill_response) {
+  return [this, reactor,
+          fill = std::move(fill_response)](absl::StatusOr<T> result) {
+    replies_.Post([reactor, fill, result = std::move(result)] {
+      if (!result.ok()) {
+        reactor->Finish(ToGrpcStatus(result.status()));
+        return;
+      }
+      fill(*result);
+      reactor->Finish(grpc::Status::OK);
+    });
+  };
+}
+
 grpc::ServerUnaryReactor* QueueServiceImpl::SubmitWorkload(
     grpc::CallbackServerContext* context,
     const v1::SubmitWorkloadRequest* request,
@@ -273,19 +290,13 @@ grpc::ServerUnaryReactor* QueueServiceImpl::SubmitWorkload(
   // exactly once, after its commit (a cancelled call still waits for it,
   // as the submission may have been stored).
   engine_.Submit(
-      *std::move(wl), [this, reactor, request,
-                       response](absl::StatusOr<engine::WorkloadView> view) {
-        replies_.Post([reactor, request, response, view = std::move(view)] {
-          if (!view.ok()) {
-            reactor->Finish(ToGrpcStatus(view.status()));
-            return;
-          }
-          FillWorkload(*view, request->template_form(),
-                       response->mutable_workload(),
-                       response->mutable_placements());
-          reactor->Finish(grpc::Status::OK);
-        });
-      });
+      *std::move(wl),
+      Answer<engine::WorkloadView>(
+          reactor, [request, response](const engine::WorkloadView& view) {
+            FillWorkload(view, request->template_form(),
+                         response->mutable_workload(),
+                         response->mutable_placements());
+          }));
   return reactor;
 }
 
@@ -316,20 +327,6 @@ grpc::Status QueueServiceImpl::ListWorkloads(
   return grpc::Status::OK;
 }
 
-engine::Engine::WorkloadDone QueueServiceImpl::AnswerWithWorkload(
-    grpc::ServerUnaryReactor* reactor, v1::Workload* out) {
-  return [this, reactor, out](absl::StatusOr<Workload> wl) {
-    replies_.Post([reactor, out, wl = std::move(wl)] {
-      if (!wl.ok()) {
-        reactor->Finish(ToGrpcStatus(wl.status()));
-        return;
-      }
-      *out = codec::ToProto(*wl);
-      reactor->Finish(grpc::Status::OK);
-    });
-  };
-}
-
 grpc::ServerUnaryReactor* QueueServiceImpl::CancelWorkload(
     grpc::CallbackServerContext* context,
     const v1::CancelWorkloadRequest* request,
@@ -337,7 +334,9 @@ grpc::ServerUnaryReactor* QueueServiceImpl::CancelWorkload(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // As SubmitWorkload: the engine calls back once, after its commit.
   engine_.Cancel({request->namespace_(), request->name()},
-                 AnswerWithWorkload(reactor, response->mutable_workload()));
+                 Answer<Workload>(reactor, [response](const Workload& wl) {
+                   *response->mutable_workload() = codec::ToProto(wl);
+                 }));
   return reactor;
 }
 
@@ -349,7 +348,9 @@ grpc::ServerUnaryReactor* QueueServiceImpl::FinishWorkload(
   // As SubmitWorkload: the engine calls back once, after its commit.
   engine_.Finish({request->namespace_(), request->name()}, request->succeeded(),
                  request->message(),
-                 AnswerWithWorkload(reactor, response->mutable_workload()));
+                 Answer<Workload>(reactor, [response](const Workload& wl) {
+                   *response->mutable_workload() = codec::ToProto(wl);
+                 }));
   return reactor;
 }
 
@@ -408,27 +409,20 @@ grpc::ServerUnaryReactor* QueueServiceImpl::Heartbeat(
   engine_.Heartbeat(
       {request->namespace_(), request->name()}, request->runner_id(), lease,
       request->stopped(),
-      [this, reactor,
-       response](absl::StatusOr<admission::HeartbeatResult> result) {
-        replies_.Post([reactor, response, result = std::move(result)] {
-          if (!result.ok()) {
-            reactor->Finish(ToGrpcStatus(result.status()));
-            return;
-          }
-          const Workload& wl = result->workload;
-          *response->mutable_workload() = codec::ToProto(wl);
-          response->set_stop(result->stop);
-          if (wl.stop_deadline.has_value()) {
-            *response->mutable_stop_deadline() =
-                codec::ToProto(*wl.stop_deadline);
-          }
-          if (wl.runner.has_value()) {
-            *response->mutable_lease_expire_time() =
-                codec::ToProto(wl.runner->lease_expire_time);
-          }
-          reactor->Finish(grpc::Status::OK);
-        });
-      });
+      Answer<admission::HeartbeatResult>(
+          reactor, [response](const admission::HeartbeatResult& result) {
+            const Workload& wl = result.workload;
+            *response->mutable_workload() = codec::ToProto(wl);
+            response->set_stop(result.stop);
+            if (wl.stop_deadline.has_value()) {
+              *response->mutable_stop_deadline() =
+                  codec::ToProto(*wl.stop_deadline);
+            }
+            if (wl.runner.has_value()) {
+              *response->mutable_lease_expire_time() =
+                  codec::ToProto(wl.runner->lease_expire_time);
+            }
+          }));
   return reactor;
 }
 

@@ -107,10 +107,13 @@ class QueueServiceImpl final
                         v1::SimulateResponse* response) override;
 
  private:
-  // The engine's answer for a callback handler whose response is one
-  // workload: `replies_` writes it to `out` and finishes the call.
-  engine::Engine::WorkloadDone AnswerWithWorkload(
-      grpc::ServerUnaryReactor* reactor, v1::Workload* out);
+  // The `done` a callback handler gives the engine: on `replies_`'s thread
+  // it finishes the call with the engine's error, or fills the response
+  // from the engine's answer and finishes it OK. Defined in services.cc.
+  template <typename T>
+  std::function<void(absl::StatusOr<T>)> Answer(
+      grpc::ServerUnaryReactor* reactor,
+      std::function<void(const T&)> fill_response);
 
   engine::Engine& engine_;
   ReplyQueue replies_;

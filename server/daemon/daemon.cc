@@ -119,8 +119,8 @@ absl::Status Run(const Config& config) {
   builder.RegisterService(&admin);
   builder.RegisterService(&queue);
   // The blocking handlers (all but Admit and QueueServiceImpl's callback
-  // handlers) hold their thread until the engine's commit. With
-  // gRPC's default of at most two idle pollers, every burst of calls starts
+  // handlers) hold their thread until the engine's commit. With gRPC's
+  // default of at most two idle pollers, every burst of calls starts
   // threads that exit as soon as they are done; keeping up to
   // kMaxIdlePollers reuses them.
   builder.SetSyncServerOption(
