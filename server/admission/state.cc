@@ -34,20 +34,6 @@ bool SameSpec(ConfigObject a, ConfigObject b) {
   return a == b;
 }
 
-// Sets QuotaReserved=False with a reason; returns whether anything changed.
-bool SetPendingCondition(Workload& wl, const std::string& reason,
-                         const std::string& message, absl::Time now) {
-  const Condition* current =
-      FindCondition(wl.conditions, kConditionQuotaReserved);
-  if (current != nullptr && current->status == "False" &&
-      current->reason == reason && current->message == message) {
-    return false;
-  }
-  SetCondition(&wl.conditions, Condition{kConditionQuotaReserved, "False",
-                                         reason, message, now});
-  return true;
-}
-
 // Kueue's resetActiveCondition: a True condition becomes False with the
 // reason and "Previously: <message>".
 void ResetActiveCondition(Workload& wl, const std::string& type,
@@ -327,6 +313,16 @@ const Workload& AdmissionState::AddWorkload(Workload wl, const std::string& uid,
 }
 
 Changes AdmissionState::TakeChanges() {
+  for (const auto& [key, before] : pending_condition_before_) {
+    const Workload* wl = FindWorkload(key);
+    if (wl == nullptr) continue;
+    const Condition* now =
+        FindCondition(wl->conditions, kConditionQuotaReserved);
+    if (now != nullptr && *now == before) {
+      changes_.workloads.erase(key);
+    }
+  }
+  pending_condition_before_.clear();
   Changes out = std::move(changes_);
   changes_ = Changes();
   return out;
@@ -642,9 +638,7 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
       }
     }
   }
-  if (!reason.empty() && SetPendingCondition(wl, reason, message, now)) {
-    MarkWorkload(key, Change::kModified);
-  }
+  if (!reason.empty()) SetPendingCondition(wl, reason, message, now);
 }
 
 int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
@@ -718,9 +712,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
       // reason.
       const std::string& reason_text =
           entry.reason.empty() ? std::string("Pending") : entry.reason;
-      if (SetPendingCondition(wl, reason_text, entry.message, now)) {
-        MarkWorkload(key, Change::kModified);
-      }
+      SetPendingCondition(wl, reason_text, entry.message, now);
       queue::Manager::RequeueReason reason =
           queue::Manager::RequeueReason::kGeneric;
       if (entry.namespace_mismatch) {
@@ -1602,7 +1594,39 @@ QueueStatus AdmissionState::LocalQueueStatusOf(const LocalQueue& lq) const {
   return status;
 }
 
+void AdmissionState::SetPendingCondition(Workload& wl,
+                                         const std::string& reason,
+                                         const std::string& message,
+                                         absl::Time now) {
+  const Condition* current =
+      FindCondition(wl.conditions, kConditionQuotaReserved);
+  if (current != nullptr && current->status == "False" &&
+      current->reason == reason && current->message == message) {
+    return;
+  }
+  MarkPendingCondition(KeyOf(wl), current);
+  SetCondition(&wl.conditions, Condition{kConditionQuotaReserved, "False",
+                                         reason, message, now});
+}
+
+void AdmissionState::MarkPendingCondition(const NamespacedName& key,
+                                          const Condition* before) {
+  // A first condition is kept as a change without a look back: that is
+  // every workload's first pass, and a copy each would cost memory.
+  if (before == nullptr) return MarkWorkload(key, Change::kModified);
+  // Changed already in this batch: the first mark says what it was.
+  if (!changes_.workloads.contains(key)) {
+    pending_condition_before_.emplace(key, *before);
+  }
+  RecordChange(key, Change::kModified);
+}
+
 void AdmissionState::MarkWorkload(const NamespacedName& key, Change change) {
+  if (!pending_condition_before_.empty()) pending_condition_before_.erase(key);
+  RecordChange(key, change);
+}
+
+void AdmissionState::RecordChange(const NamespacedName& key, Change change) {
   marked_since_index_.push_back(key);
   auto [it, inserted] = changes_.workloads.emplace(key, change);
   if (!inserted && it->second != Change::kAdded) it->second = change;

@@ -397,7 +397,15 @@ class AdmissionState {
                              const std::string& message, absl::Time now);
   void QueueInadmissibleInTree(const std::string& cluster_queue);
   void ResolvePriority(Workload& workload) const;
+  // Sets the pending (QuotaReserved=False) condition unless it says this
+  // already.
+  void SetPendingCondition(Workload& wl, const std::string& reason,
+                           const std::string& message, absl::Time now);
   void MarkWorkload(const NamespacedName& key, Change change);
+  // Marks a change of `key`'s QuotaReserved=False condition alone; `before`
+  // is that condition before the change (nullptr: none).
+  void MarkPendingCondition(const NamespacedName& key, const Condition* before);
+  void RecordChange(const NamespacedName& key, Change change);
   // workloads_.find(key) through workload_index_.
   WorkloadIt FindWorkloadIt(const NamespacedName& key);
   // The workload of `key`, which must be held (a broken invariant aborts).
@@ -472,6 +480,13 @@ class AdmissionState {
   // everything.
   std::set<NamespacedName> timed_workloads_;
   std::vector<NamespacedName> marked_since_index_;
+  // Workloads whose only change since TakeChanges is their QuotaReserved
+  // condition's message, with the condition as it was before. Passes often
+  // turn a head's message and back within one batch ("no longer fits after
+  // processing another workload", then "insufficient unused quota"); a
+  // condition that ends as it began is no change, and neither the store nor
+  // the watchers are told of it.
+  std::map<NamespacedName, Condition> pending_condition_before_;
   int64_t scheduling_cycle_ = 0;
   absl::Duration eviction_grace_ = absl::Seconds(30);
   Changes changes_;

@@ -99,5 +99,49 @@ TEST_F(RequeueTest, FinishesBetweenTwoPassesBothCount) {
   EXPECT_TRUE(Admitted(big_));
 }
 
+TEST_F(RequeueTest, AMessageThatTurnsBackWithinABatchIsNoChange) {
+  a1_ = Submit("a1", "la", "2", absl::Seconds(1));
+  b1_ = Submit("b1", "lb", "2", absl::Seconds(2));
+  const NamespacedName q = Submit("q", "la", "2", absl::Seconds(3));
+  const NamespacedName p = Submit("p", "lb", "2", absl::Seconds(4));
+  state_.RunPasses(kStart);
+  ASSERT_FALSE(Admitted(p));
+  const Condition before =
+      *FindCondition(state_.FindWorkload(p)->conditions, "QuotaReserved");
+  state_.TakeChanges();
+
+  // Both heads fit when nominated; q, within its nominal quota, goes
+  // first, so p is skipped ("no longer fits") and then does not fit, with
+  // the message it had.
+  Finish(a1_);
+  state_.RunPasses(kStart);
+  ASSERT_TRUE(Admitted(q));
+  ASSERT_FALSE(Admitted(p));
+  EXPECT_EQ(*FindCondition(state_.FindWorkload(p)->conditions, "QuotaReserved"),
+            before);
+  EXPECT_TRUE(state_.pending_changes().workloads.contains(p))
+      << "p's message did not change during the batch; the test is moot";
+
+  const Changes changes = state_.TakeChanges();
+  EXPECT_FALSE(changes.workloads.contains(p));
+  EXPECT_TRUE(changes.workloads.contains(q));
+  EXPECT_TRUE(changes.finished_workloads.contains(a1_));
+}
+
+TEST_F(RequeueTest, AMessageThatChangesForGoodIsAChange) {
+  FillTheCohort();
+  const Condition before =
+      *FindCondition(state_.FindWorkload(big_)->conditions, "QuotaReserved");
+  state_.TakeChanges();
+  // Half the cohort is free: big still does not fit, but needs less now.
+  Finish(a1_);
+  state_.RunPasses(kStart);
+  ASSERT_FALSE(Admitted(big_));
+  ASSERT_NE(
+      *FindCondition(state_.FindWorkload(big_)->conditions, "QuotaReserved"),
+      before);
+  EXPECT_TRUE(state_.TakeChanges().workloads.contains(big_));
+}
+
 }  // namespace
 }  // namespace kq::admission
