@@ -13,6 +13,7 @@ PACKAGES=(
   python3 python3-grpcio python3-protobuf python3-yaml
   clang-format
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
+  libjemalloc-dev
   # The static archives the kq CLI links (cmake/link-static.sh) beyond the
   # ones above: gRPC's own dependencies.
   libc-ares-dev libre2-dev zlib1g-dev
