@@ -338,6 +338,31 @@ class GrpcClient : public Client {
         });
   }
 
+  void SubmitWorkloadAsync(v1::SubmitWorkloadRequest request,
+                           SubmitDone done) override {
+    // Lives until gRPC calls back: the context, request and response must.
+    struct Call {
+      grpc::ClientContext context;
+      v1::SubmitWorkloadRequest request;
+      v1::SubmitWorkloadResponse response;
+      SubmitDone done;
+    };
+    auto call = std::make_unique<Call>();
+    call->context.set_deadline(
+        absl::ToChronoTime(absl::Now() + options_.deadline));
+    call->request = std::move(request);
+    call->done = std::move(done);
+    Call* in_flight = call.release();
+    queue_->async()->SubmitWorkload(
+        &in_flight->context, &in_flight->request, &in_flight->response,
+        [in_flight](grpc::Status status) {
+          std::unique_ptr<Call> answered(in_flight);
+          absl::Status converted = FromGrpcStatus(status);
+          if (!converted.ok()) return answered->done(std::move(converted));
+          answered->done(std::move(answered->response));
+        });
+  }
+
   using Client::GetWorkload;
   absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
       const v1::GetWorkloadRequest& request) override {

@@ -1039,6 +1039,66 @@ TEST_F(ClientTest, RetriesWhileKqdIsDown) {
             absl::StatusCode::kUnavailable);
 }
 
+// Many submissions in flight from one thread: each is answered once, with
+// kqd's code, and every acknowledged one survives a kill -9.
+TEST_F(ClientTest, SubmitWorkloadAsyncAnswersEachOnceAndDurably) {
+  ASSERT_NO_FATAL_FAILURE(StartKqd());
+  ASSERT_TRUE(client_->Apply(QueueConfig("4")).ok());
+  constexpr int kCount = 300;
+  absl::Mutex mu;
+  std::map<std::string, absl::StatusCode> answers;
+  int answered = 0;
+  // `label` names the call; the workload's own name may repeat.
+  auto submit = [&](const std::string& label, v1::Workload workload) {
+    const std::string name = workload.metadata().name();
+    v1::SubmitWorkloadRequest request;
+    *request.mutable_workload() = std::move(workload);
+    client_->SubmitWorkloadAsync(
+        std::move(request),
+        [&, label, name](absl::StatusOr<v1::SubmitWorkloadResponse> r) {
+          absl::MutexLock lock(&mu);
+          EXPECT_TRUE(answers.emplace(label, r.status().code()).second)
+              << label << " answered twice";
+          if (r.ok()) {
+            EXPECT_EQ(r->workload().metadata().name(), name);
+          }
+          ++answered;
+        });
+  };
+  for (int i = 0; i < kCount; ++i) {
+    submit(absl::StrCat("w", i), CpuWorkload(absl::StrCat("w", i), "1"));
+  }
+  // Refusals keep their codes: a name taken, a bad request.
+  submit("w0-again", CpuWorkload("w0", "1"));
+  v1::Workload no_queue = CpuWorkload("no-queue", "1");
+  no_queue.mutable_spec()->clear_queue_name();
+  submit("no-queue", no_queue);
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_TRUE(mu.AwaitWithTimeout(
+        absl::Condition(
+            +[](int* n) { return *n == kCount + 2; }, &answered),
+        absl::Seconds(60)));
+  }
+  for (int i = 1; i < kCount; ++i) {
+    EXPECT_EQ(answers[absl::StrCat("w", i)], absl::StatusCode::kOk) << i;
+  }
+  // The calls may reach the engine in any order: whichever of the two w0
+  // came second is refused.
+  EXPECT_THAT(
+      (std::vector<absl::StatusCode>{answers["w0"], answers["w0-again"]}),
+      ::testing::UnorderedElementsAre(absl::StatusCode::kOk,
+                                      absl::StatusCode::kAlreadyExists));
+  EXPECT_EQ(answers["no-queue"], absl::StatusCode::kInvalidArgument);
+
+  ASSERT_NO_FATAL_FAILURE(Restart(/*kill=*/true));
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_(kNamespace);
+  auto listed = client_->ListWorkloads(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->workloads_size(), kCount);
+}
+
 // A caller waiting in WaitAdmitted rides out a graceful kqd restart and a
 // kill -9: its pending Admit call fails and is asked again.
 TEST_F(ClientTest, WaitAdmittedSurvivesRestarts) {

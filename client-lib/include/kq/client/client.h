@@ -101,6 +101,21 @@ class Client {
     *request.mutable_workload() = workload;
     return SubmitWorkload(request);
   }
+  // SubmitWorkload without waiting for the answer: a launcher keeps many
+  // submissions in flight from one thread instead of one thread each
+  // (kqd acknowledges them in the same commits). `done` receives what
+  // SubmitWorkload would return, exactly once, on a thread of the client's
+  // (gRPC's callback threads for NewGrpcClient's), and must not block.
+  // Sent once, like SubmitWorkload, but answered UNAVAILABLE at once while
+  // kqd is unreachable, without waiting for the channel to reconnect. The
+  // client must outlive the calls in flight. This default waits for
+  // SubmitWorkload and then calls `done`.
+  using SubmitDone =
+      std::function<void(absl::StatusOr<v1::SubmitWorkloadResponse>)>;
+  virtual void SubmitWorkloadAsync(v1::SubmitWorkloadRequest request,
+                                   SubmitDone done) {
+    done(SubmitWorkload(request));
+  }
   virtual absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
       const v1::GetWorkloadRequest& request) = 0;
   // GetWorkload of `namespace_name`/`name`, answered with its templates as
