@@ -194,6 +194,10 @@ struct SubmitOptions {
   // Also measure the most unary and batched calls in flight with the
   // templates as Structs, for comparison.
   bool struct_rows = true;
+  // Also measure the most unary calls in flight with a blocking
+  // SubmitWorkload per client thread (the other rows keep their calls in
+  // flight from one thread with SubmitWorkloadAsync).
+  bool blocking_row = true;
 };
 absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
                                              const Context& context);

@@ -146,6 +146,11 @@ int main(int argc, char** argv) {
       ->add_option("--struct-rows", submit.struct_rows,
                    "also measure the most calls in flight with Structs")
       ->capture_default_str();
+  submit_cmd
+      ->add_option("--blocking-row", submit.blocking_row,
+                   "also measure the most unary calls in flight with a "
+                   "blocking thread per call")
+      ->capture_default_str();
 
   ScaleOptions scale;
   double churn_seconds = 20;

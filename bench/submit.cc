@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 
 #include "bench/bench.h"
 #include "bench/objects.h"
@@ -157,6 +159,97 @@ Measured Drive(Server& server, int threads, int64_t limit,
   return m;
 }
 
+// Drive's measurement for SubmitWorkloadAsync from this one thread: up to
+// `in_flight` calls outstanding, each answered on a client thread. Closed
+// loop (`rate` 0): an answer sends the next call. Open loop: call i is sent
+// at start + i / rate, once fewer than `in_flight` are out. `request(i)`
+// builds call i.
+Measured DriveAsync(
+    Server& server, int in_flight, int64_t limit, absl::Duration duration,
+    double rate,
+    const std::function<v1::SubmitWorkloadRequest(int64_t)>& request) {
+  Measured m;
+  absl::Mutex mu;
+  std::vector<double> latencies;
+  std::vector<absl::Time> acked;
+  int64_t next = 0;
+  int outstanding = 0;
+  const absl::Duration kqd_cpu = CpuTime(server.kqd->pid());
+  const absl::Duration client_cpu = CpuTime();
+  const absl::Time start = absl::Now();
+  const absl::Time end = start + duration;
+  // Sends call `i`; the caller counted it in `outstanding`, and holds no
+  // lock (an answer may come on any thread).
+  std::function<void(int64_t)> send = [&](int64_t i) {
+    const absl::Time sent = absl::Now();
+    server.client->SubmitWorkloadAsync(
+        request(i), [&, sent](absl::StatusOr<v1::SubmitWorkloadResponse> r) {
+          const absl::Time now = absl::Now();
+          int64_t following = -1;
+          {
+            absl::MutexLock lock(&mu);
+            latencies.push_back(absl::ToDoubleMicroseconds(now - sent));
+            acked.push_back(now);
+            if (r.ok()) {
+              ++m.workloads;
+            } else if (m.errors++ == 0) {
+              m.first_error = r.status().ToString();
+            }
+            if (rate <= 0 && next < limit && now < end) {
+              following = next++;
+            } else {
+              --outstanding;
+            }
+          }
+          if (following >= 0) send(following);
+        });
+  };
+  if (rate <= 0) {
+    std::vector<int64_t> first;
+    {
+      absl::MutexLock lock(&mu);
+      for (; next < std::min<int64_t>(in_flight, limit); ++next) {
+        first.push_back(next);
+        ++outstanding;
+      }
+    }
+    for (int64_t i : first) send(i);
+  } else {
+    auto has_slot = [&] { return outstanding < in_flight; };
+    for (int64_t i = 0; i < limit; ++i) {
+      const absl::Time due = start + absl::Seconds(i / rate);
+      if (due >= end) break;
+      absl::SleepFor(due - absl::Now());
+      {
+        absl::MutexLock lock(&mu);
+        mu.Await(absl::Condition(&has_slot));
+        ++outstanding;
+      }
+      send(i);
+    }
+  }
+  {
+    auto none_out = [&] { return outstanding == 0; };
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(&none_out));
+  }
+  m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  m.kqd_cpu = CpuTime(server.kqd->pid()) - kqd_cpu;
+  m.client_cpu = CpuTime() - client_cpu;
+  m.calls = static_cast<int64_t>(latencies.size());
+  std::sort(acked.begin(), acked.end());
+  const size_t tenth = acked.size() / 10;
+  if (tenth > 1) {
+    m.first_tenth_rate =
+        tenth / absl::ToDoubleSeconds(acked[tenth - 1] - start);
+    m.last_tenth_rate =
+        (tenth - 1) /
+        absl::ToDoubleSeconds(acked.back() - acked[acked.size() - tenth]);
+  }
+  m.latency_us = ComputePercentiles(latencies);
+  return m;
+}
+
 std::string TenthsNote(const Measured& m) {
   return absl::StrFormat("%s -> %s", FormatCount(m.first_tenth_rate),
                          FormatCount(m.last_tenth_rate));
@@ -199,52 +292,72 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
                                        m.errors, m.first_error));
     }
   };
-  // Unary calls at each level in the options' form, then the most calls in
-  // flight in the other form.
-  std::vector<std::pair<int, bool>> unary;
+  // Unary calls at each level in the options' form, kept in flight with
+  // SubmitWorkloadAsync; then the most calls in flight in the other form,
+  // and with a blocking thread per call (as rounds before the eighth).
+  struct Unary {
+    int in_flight;
+    bool as_json;
+    bool blocking;
+  };
+  std::vector<Unary> unary;
   for (int in_flight : options.in_flight) {
-    unary.emplace_back(in_flight, options.templates_as_json);
+    unary.push_back({in_flight, options.templates_as_json, false});
   }
-  if (options.struct_rows && options.templates_as_json &&
-      !options.in_flight.empty()) {
-    unary.emplace_back(options.in_flight.back(), false);
+  if (!options.in_flight.empty()) {
+    if (options.struct_rows && options.templates_as_json) {
+      unary.push_back({options.in_flight.back(), false, false});
+    }
+    if (options.blocking_row) {
+      unary.push_back(
+          {options.in_flight.back(), options.templates_as_json, true});
+    }
   }
-  for (const auto& [in_flight, as_json] : unary) {
-    std::fprintf(stderr, "submit: unary, %d in flight%s...\n", in_flight,
-                 as_json ? "" : ", templates as Structs");
+  for (const Unary& row : unary) {
+    std::fprintf(stderr, "submit: unary, %d in flight%s%s...\n", row.in_flight,
+                 row.as_json ? "" : ", templates as Structs",
+                 row.blocking ? ", a blocking thread each" : "");
     absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
     if (!server.ok()) return server.status();
+    const bool json = row.as_json;
+    auto request = [json](int64_t i) {
+      v1::SubmitWorkloadRequest request;
+      *request.mutable_workload() = JobWorkload(absl::StrCat("w-", i), json);
+      request.set_template_form(FormOf(json));
+      return request;
+    };
     client::Client& client = *(*server)->client;
-    const bool json = as_json;
-    Measured m = Drive(**server, in_flight, options.count, options.per_level, 0,
-                       [&](int64_t i) -> absl::StatusOr<int> {
-                         v1::SubmitWorkloadRequest request;
-                         *request.mutable_workload() =
-                             JobWorkload(absl::StrCat("w-", i), json);
-                         request.set_template_form(FormOf(json));
-                         auto r = client.SubmitWorkload(request);
-                         if (!r.ok()) return r.status();
-                         return 1;
-                       });
+    const Measured m = row.blocking
+                           ? Drive(**server, row.in_flight, options.count,
+                                   options.per_level, 0,
+                                   [&](int64_t i) -> absl::StatusOr<int> {
+                                     auto r = client.SubmitWorkload(request(i));
+                                     if (!r.ok()) return r.status();
+                                     return 1;
+                                   })
+                           : DriveAsync(**server, row.in_flight, options.count,
+                                        options.per_level, 0, request);
     const double rate = m.workloads / m.seconds;
-    if (as_json == options.templates_as_json && in_flight >= best_in_flight) {
-      best_in_flight = in_flight;
+    if (json == options.templates_as_json && !row.blocking &&
+        row.in_flight >= best_in_flight) {
+      best_in_flight = row.in_flight;
       best_unary_rate = rate;
     }
-    const auto limit = context.limits.grpc_calls_per_second.find(in_flight);
+    const auto limit = context.limits.grpc_calls_per_second.find(row.in_flight);
     table.rows.push_back(
-        {as_json == options.templates_as_json
-             ? "SubmitWorkload"
-             : "SubmitWorkload, templates as Structs",
-         absl::StrCat(in_flight), FormatCount(m.workloads), FormatCount(rate),
-         FormatMicros(m.latency_us.p50), FormatMicros(m.latency_us.p99),
-         FormatMicros(m.latency_us.p999),
+        {absl::StrCat(
+             "SubmitWorkload",
+             json == options.templates_as_json ? "" : ", templates as Structs",
+             row.blocking ? ", a blocking thread per call" : ""),
+         absl::StrCat(row.in_flight), FormatCount(m.workloads),
+         FormatCount(rate), FormatMicros(m.latency_us.p50),
+         FormatMicros(m.latency_us.p99), FormatMicros(m.latency_us.p999),
          limit == context.limits.grpc_calls_per_second.end()
              ? ""
              : Fraction(rate, limit->second,
-                        absl::StrCat("no-op gRPC at ", in_flight)),
+                        absl::StrCat("no-op gRPC at ", row.in_flight)),
          CpuNote(m), TenthsNote(m)});
-    note_errors(absl::StrCat("unary at ", in_flight), m);
+    note_errors(absl::StrCat("unary at ", row.in_flight), m);
   }
   if (options.open_loop && (best_unary_rate > 0 || options.paced_rate > 0)) {
     const double rate =
@@ -254,18 +367,15 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
     std::fprintf(stderr, "submit: open loop at %.0f/s...\n", rate);
     absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
     if (!server.ok()) return server.status();
-    client::Client& client = *(*server)->client;
-    Measured m =
-        Drive(**server, best_in_flight, options.count, options.per_level, rate,
-              [&](int64_t i) -> absl::StatusOr<int> {
-                v1::SubmitWorkloadRequest request;
-                *request.mutable_workload() = JobWorkload(
-                    absl::StrCat("o-", i), options.templates_as_json);
-                request.set_template_form(FormOf(options.templates_as_json));
-                auto r = client.SubmitWorkload(request);
-                if (!r.ok()) return r.status();
-                return 1;
-              });
+    const bool json = options.templates_as_json;
+    const Measured m = DriveAsync(**server, best_in_flight, options.count,
+                                  options.per_level, rate, [json](int64_t i) {
+                                    v1::SubmitWorkloadRequest request;
+                                    *request.mutable_workload() = JobWorkload(
+                                        absl::StrCat("o-", i), json);
+                                    request.set_template_form(FormOf(json));
+                                    return request;
+                                  });
     table.rows.push_back(
         {absl::StrFormat("SubmitWorkload, paced at %s/s (%s)",
                          FormatCount(rate),
@@ -323,7 +433,12 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
   table.notes.push_back(absl::StrFormat(
       "A fresh kqd per row; each measurement stops after %s workloads or "
       "%s. Latency is per call (per batch for Apply), measured by the "
-      "client from send to acknowledgement.",
+      "client from send to acknowledgement. SubmitWorkload rows keep their "
+      "calls in flight from one client thread with the C++ client's "
+      "SubmitWorkloadAsync (each answer sends the next call); the row "
+      "\"a blocking thread per call\" drives them as rounds before the "
+      "eighth did, one blocking SubmitWorkload per client thread; Apply "
+      "rows use a blocking thread per call.",
       FormatCount(options.count), absl::FormatDuration(options.per_level)));
   table.notes.push_back(absl::StrCat(
       "Workloads: one pod set, cpu 1 and memory 2Gi, with a Job-like pod "
