@@ -89,6 +89,27 @@ absl::StatusOr<std::unique_ptr<Server>> StartServer(const Context& context) {
   return server;
 }
 
+// Fills `m`'s time, CPU, rates and latencies once its calls, started at
+// `start` with the CPU times given, are all answered.
+void Summarize(Server& server, absl::Time start, absl::Duration kqd_cpu,
+               absl::Duration client_cpu, std::vector<double>& latencies,
+               std::vector<absl::Time>& acked, Measured& m) {
+  m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  m.kqd_cpu = CpuTime(server.kqd->pid()) - kqd_cpu;
+  m.client_cpu = CpuTime() - client_cpu;
+  m.calls = static_cast<int64_t>(latencies.size());
+  std::sort(acked.begin(), acked.end());
+  const size_t tenth = acked.size() / 10;
+  if (tenth > 1) {
+    m.first_tenth_rate =
+        tenth / absl::ToDoubleSeconds(acked[tenth - 1] - start);
+    m.last_tenth_rate =
+        (tenth - 1) /
+        absl::ToDoubleSeconds(acked.back() - acked[acked.size() - tenth]);
+  }
+  m.latency_us = ComputePercentiles(latencies);
+}
+
 // `threads` threads each call `call(i)` for i = 0, 1, ... (shared) until
 // `limit` calls or `duration`; `call` returns the workloads it submitted
 // or an error. With `rate` > 0 the calls are paced open-loop: call i is due
@@ -142,20 +163,7 @@ Measured Drive(Server& server, int threads, int64_t limit,
     });
   }
   for (std::thread& t : pool) t.join();
-  m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  m.kqd_cpu = CpuTime(server.kqd->pid()) - kqd_cpu;
-  m.client_cpu = CpuTime() - client_cpu;
-  m.calls = latencies.size();
-  std::sort(acked.begin(), acked.end());
-  const size_t tenth = acked.size() / 10;
-  if (tenth > 1) {
-    m.first_tenth_rate =
-        tenth / absl::ToDoubleSeconds(acked[tenth - 1] - start);
-    m.last_tenth_rate =
-        (tenth - 1) /
-        absl::ToDoubleSeconds(acked.back() - acked[acked.size() - tenth]);
-  }
-  m.latency_us = ComputePercentiles(latencies);
+  Summarize(server, start, kqd_cpu, client_cpu, latencies, acked, m);
   return m;
 }
 
@@ -233,20 +241,7 @@ Measured DriveAsync(
     absl::MutexLock lock(&mu);
     mu.Await(absl::Condition(&none_out));
   }
-  m.seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  m.kqd_cpu = CpuTime(server.kqd->pid()) - kqd_cpu;
-  m.client_cpu = CpuTime() - client_cpu;
-  m.calls = static_cast<int64_t>(latencies.size());
-  std::sort(acked.begin(), acked.end());
-  const size_t tenth = acked.size() / 10;
-  if (tenth > 1) {
-    m.first_tenth_rate =
-        tenth / absl::ToDoubleSeconds(acked[tenth - 1] - start);
-    m.last_tenth_rate =
-        (tenth - 1) /
-        absl::ToDoubleSeconds(acked.back() - acked[acked.size() - tenth]);
-  }
-  m.latency_us = ComputePercentiles(latencies);
+  Summarize(server, start, kqd_cpu, client_cpu, latencies, acked, m);
   return m;
 }
 
