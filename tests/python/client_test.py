@@ -109,6 +109,29 @@ class ErrorMappingTest(unittest.TestCase):
                            self.client.heartbeat, NS, "once", "r",
                            stopped=True)
 
+    def test_submissions_in_flight_from_one_thread(self):
+        futures = [self.client.submit_workload_async(
+            kq.workload(f"async-{i}", NS, "lq", {"cpu": "10m"}))
+            for i in range(200)]
+        bad = self.client.submit_workload_async(
+            kq.workload("async-neg", NS, "lq", {"cpu": "1"}, count=-1))
+        names = [f.result(timeout=60).workload.metadata.name for f in futures]
+        self.assertEqual(names, [f"async-{i}" for i in range(200)])
+        again = self.client.submit_workload_async(
+            kq.workload("async-0", NS, "lq", {"cpu": "10m"}))
+        with self.assertRaises(kq.KqError) as caught:
+            again.result(timeout=60)
+        self.assertEqual(caught.exception.code,
+                         grpc.StatusCode.ALREADY_EXISTS)
+        with self.assertRaises(kq.KqError) as caught:
+            bad.result(timeout=60)
+        self.assertEqual(caught.exception.code,
+                         grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("spec.podSets[0].count:", caught.exception.message)
+        listed = {w.metadata.name
+                  for w in self.client.list_workloads(NS).workloads}
+        self.assertTrue(set(names) <= listed)
+
     def test_provisioning_config_and_pod_set_updates(self):
         from kq.v1 import objects_pb2, workload_pb2
         config = objects_pb2.ProvisioningRequestConfig()

@@ -22,6 +22,7 @@ share one.
 """
 
 import collections
+import concurrent.futures
 import random
 import threading
 import time
@@ -551,6 +552,30 @@ class Client:
                               workload=wl,
                               template_form=_template_form(templates_as_json)),
                           False)
+
+    def submit_workload_async(self, wl, templates_as_json=False):
+        """submit_workload without waiting: returns a
+        concurrent.futures.Future whose result() is the
+        SubmitWorkloadResponse, or raises KqError with kqd's code. A
+        launcher keeps many submissions in flight from one thread this way
+        (kqd acknowledges them in the same commits). Sent once, like
+        submit_workload."""
+        answer = concurrent.futures.Future()
+        call = self._queue.SubmitWorkload.future(
+            queue_service_pb2.SubmitWorkloadRequest(
+                workload=wl, template_form=_template_form(templates_as_json)),
+            timeout=self.timeout)
+
+        def settle(done):
+            try:
+                answer.set_result(done.result())
+            except grpc.RpcError as e:
+                answer.set_exception(_error(e))
+            except Exception as e:  # cancelled, or the channel closed
+                answer.set_exception(e)
+
+        call.add_done_callback(settle)
+        return answer
 
     def get_workload(self, namespace, name, templates_as_json=False):
         """GetWorkloadResponse: the workload (finished ones too) and, when
