@@ -169,6 +169,7 @@ void AdmissionState::Clear() {
   marked_since_index_.clear();
   holders_ = preemption::HoldingQuota();
   changes_ = Changes();
+  pending_condition_before_.clear();
   config_changed_ = true;
   needs_scheduling_ = false;
 }

@@ -339,7 +339,9 @@ class AdmissionState {
   // ---- Changes ---------------------------------------------------------
   // Returns and forgets what changed since the last call.
   Changes TakeChanges();
-  // What changed since the last TakeChanges(), without forgetting it.
+  // What changed since the last TakeChanges(), without forgetting it. May
+  // list a workload that TakeChanges drops: one whose pending condition
+  // changed and changed back.
   const Changes& pending_changes() const { return changes_; }
   // Quota reservations made since this state was created (a counter).
   int64_t reservations() const { return reservations_; }
@@ -481,7 +483,8 @@ class AdmissionState {
   std::set<NamespacedName> timed_workloads_;
   std::vector<NamespacedName> marked_since_index_;
   // Workloads whose only change since TakeChanges is their QuotaReserved
-  // condition's message, with the condition as it was before. Passes often
+  // condition (set to False with a reason and message; SetPendingCondition),
+  // with the condition as it was before. Passes often
   // turn a head's message and back within one batch ("no longer fits after
   // processing another workload", then "insufficient unused quota"); a
   // condition that ends as it began is no change, and neither the store nor

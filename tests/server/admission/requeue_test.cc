@@ -128,6 +128,23 @@ TEST_F(RequeueTest, AMessageThatTurnsBackWithinABatchIsNoChange) {
   EXPECT_TRUE(changes.finished_workloads.contains(a1_));
 }
 
+TEST_F(RequeueTest, AMessageThatTurnsBackBesideAnotherChangeIsAChange) {
+  a1_ = Submit("a1", "la", "2", absl::Seconds(1));
+  b1_ = Submit("b1", "lb", "2", absl::Seconds(2));
+  const NamespacedName q = Submit("q", "la", "2", absl::Seconds(3));
+  const NamespacedName p = Submit("p", "lb", "2", absl::Seconds(4));
+  state_.RunPasses(kStart);
+  ASSERT_FALSE(Admitted(p));
+  state_.TakeChanges();
+
+  Finish(a1_);
+  state_.RunPasses(kStart);
+  ASSERT_TRUE(Admitted(q));
+  // The same batch changes p for good after its message turned back.
+  ASSERT_TRUE(state_.SetReclaimablePods(p, {{"main", 1}}, kStart).ok());
+  EXPECT_TRUE(state_.TakeChanges().workloads.contains(p));
+}
+
 TEST_F(RequeueTest, AMessageThatChangesForGoodIsAChange) {
   FillTheCohort();
   const Condition before =
