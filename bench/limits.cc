@@ -4,21 +4,17 @@
 
 #include <sqlite3.h>
 
-#include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "grpcpp/impl/client_unary_call.h"
-#include "grpcpp/impl/codegen/client_callback.h"
 #include "grpcpp/impl/rpc_method.h"
+#include "grpcpp/support/client_callback.h"
 #include "kq/v1/queue_service.grpc.pb.h"
 
 #include "bench/bench.h"
@@ -31,13 +27,13 @@ struct CallRate {
   Percentiles latency_us;
 };
 
-// `in_flight` threads each make blocking grpc.health.v1.Health/Check calls
-// on one shared channel (as kq's client shares one channel among threads).
-// The call goes through grpc::internal::BlockingUnaryCall with raw byte
-// buffers: the path generated synchronous stubs take, so the no-op and kq's
-// SubmitWorkload differ only in what the server does, without generating
-// the health proto. An empty request is a valid HealthCheckRequest (the
-// server's overall status).
+// `in_flight` grpc.health.v1.Health/Check calls kept in flight on one
+// channel from this thread (as `submit` keeps SubmitWorkloadAsync calls in
+// flight). The call goes through grpc::internal::CallbackUnaryCall with raw
+// byte buffers: the path generated callback stubs take, so the no-op and
+// kq's SubmitWorkload differ only in what the server does, without
+// generating the health proto. An empty request is a valid HealthCheckRequest
+// (the server's overall status).
 CallRate MeasureNoOpCalls(const std::shared_ptr<grpc::Channel>& channel,
                           int in_flight, absl::Duration duration) {
   grpc::internal::RpcMethod method("/grpc.health.v1.Health/Check",

@@ -1,8 +1,8 @@
-// GrpcClient: kq::client::Client over generated gRPC stubs. Every call is a
-// blocking call with a per-call deadline; grpc::Status becomes absl::Status
-// in FromGrpcStatus. Idempotent calls are retried on UNAVAILABLE (Backoff);
-// calls that change state are not, since a lost answer does not mean the
-// change was not made.
+// GrpcClient: kq::client::Client over generated gRPC stubs. Every call but
+// SubmitWorkloadAsync (gRPC's callback API) is a blocking call; each has a
+// per-call deadline; grpc::Status becomes absl::Status in FromGrpcStatus.
+// Idempotent calls are retried on UNAVAILABLE (Backoff); calls that change
+// state are not, since a lost answer does not mean the change was not made.
 
 #include <algorithm>
 #include <chrono>
@@ -356,10 +356,18 @@ class GrpcClient : public Client {
     queue_->async()->SubmitWorkload(
         &in_flight->context, &in_flight->request, &in_flight->response,
         [in_flight](grpc::Status status) {
+          // The call is gone before `done` runs, so a caller that has seen
+          // every answer may destroy the client.
           std::unique_ptr<Call> answered(in_flight);
+          SubmitDone done = std::move(answered->done);
           absl::Status converted = FromGrpcStatus(status);
-          if (!converted.ok()) return answered->done(std::move(converted));
-          answered->done(std::move(answered->response));
+          absl::StatusOr<v1::SubmitWorkloadResponse> result =
+              converted.ok() ? absl::StatusOr<v1::SubmitWorkloadResponse>(
+                                   std::move(answered->response))
+                             : absl::StatusOr<v1::SubmitWorkloadResponse>(
+                                   std::move(converted));
+          answered.reset();
+          done(std::move(result));
         });
   }
 

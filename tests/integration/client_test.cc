@@ -1045,9 +1045,16 @@ TEST_F(ClientTest, SubmitWorkloadAsyncAnswersEachOnceAndDurably) {
   ASSERT_NO_FATAL_FAILURE(StartKqd());
   ASSERT_TRUE(client_->Apply(QueueConfig("4")).ok());
   constexpr int kCount = 300;
-  absl::Mutex mu;
-  std::map<std::string, absl::StatusCode> answers;
-  int answered = 0;
+  // Shared with the callbacks, which may outlive a failed wait below.
+  struct Answers {
+    absl::Mutex mu;
+    std::map<std::string, absl::StatusCode> codes;
+    int answered = 0;
+  };
+  auto shared = std::make_shared<Answers>();
+  absl::Mutex& mu = shared->mu;
+  std::map<std::string, absl::StatusCode>& answers = shared->codes;
+  int& answered = shared->answered;
   // `label` names the call; the workload's own name may repeat.
   auto submit = [&](const std::string& label, v1::Workload workload) {
     const std::string name = workload.metadata().name();
@@ -1055,14 +1062,14 @@ TEST_F(ClientTest, SubmitWorkloadAsyncAnswersEachOnceAndDurably) {
     *request.mutable_workload() = std::move(workload);
     client_->SubmitWorkloadAsync(
         std::move(request),
-        [&, label, name](absl::StatusOr<v1::SubmitWorkloadResponse> r) {
-          absl::MutexLock lock(&mu);
-          EXPECT_TRUE(answers.emplace(label, r.status().code()).second)
+        [shared, label, name](absl::StatusOr<v1::SubmitWorkloadResponse> r) {
+          absl::MutexLock lock(&shared->mu);
+          EXPECT_TRUE(shared->codes.emplace(label, r.status().code()).second)
               << label << " answered twice";
           if (r.ok()) {
             EXPECT_EQ(r->workload().metadata().name(), name);
           }
-          ++answered;
+          ++shared->answered;
         });
   };
   for (int i = 0; i < kCount; ++i) {

@@ -561,6 +561,8 @@ class Client:
         (kqd acknowledges them in the same commits). Sent once, like
         submit_workload."""
         answer = concurrent.futures.Future()
+        # Running from the start: the call is sent, so cancel() is refused.
+        answer.set_running_or_notify_cancel()
         call = self._queue.SubmitWorkload.future(
             queue_service_pb2.SubmitWorkloadRequest(
                 workload=wl, template_form=_template_form(templates_as_json)),

@@ -108,8 +108,10 @@ class Client {
   // (gRPC's callback threads for NewGrpcClient's), and must not block.
   // Sent once, like SubmitWorkload, but answered UNAVAILABLE at once while
   // kqd is unreachable, without waiting for the channel to reconnect. The
-  // client must outlive the calls in flight. This default waits for
-  // SubmitWorkload and then calls `done`.
+  // client may be destroyed once every `done` has returned, not before.
+  // This default waits for SubmitWorkload and calls `done` on the caller's
+  // thread before returning (a caller that sends its next call from `done`
+  // then recurses).
   using SubmitDone =
       std::function<void(absl::StatusOr<v1::SubmitWorkloadResponse>)>;
   virtual void SubmitWorkloadAsync(v1::SubmitWorkloadRequest request,
