@@ -73,8 +73,33 @@ class RequeueTest : public ::testing::Test {
     ASSERT_TRUE(state_.FinishWorkload(key, "Succeeded", "", kStart).ok());
   }
 
+  Condition PsCondition() {
+    return *FindCondition(state_.FindWorkload(p_)->conditions,
+                          kConditionQuotaReserved);
+  }
+  // a1 and b1 fill the cohort; q (in a) and p (in b) wait, p with an
+  // "insufficient quota" message (p_before_), and those changes are taken.
+  // Then a1 finishes: both heads fit when nominated; q, within its nominal
+  // quota, goes first, so p is skipped ("no longer fits") and then does not
+  // fit, with the message it had. The batch's changes are left to take.
+  void TurnPsMessageBack() {
+    a1_ = Submit("a1", "la", "2", absl::Seconds(1));
+    b1_ = Submit("b1", "lb", "2", absl::Seconds(2));
+    q_ = Submit("q", "la", "2", absl::Seconds(3));
+    p_ = Submit("p", "lb", "2", absl::Seconds(4));
+    state_.RunPasses(kStart);
+    ASSERT_FALSE(Admitted(p_));
+    p_before_ = PsCondition();
+    state_.TakeChanges();
+    Finish(a1_);
+    state_.RunPasses(kStart);
+    ASSERT_TRUE(Admitted(q_));
+    ASSERT_FALSE(Admitted(p_));
+  }
+
   AdmissionState state_;
-  NamespacedName a1_, b1_, big_;
+  NamespacedName a1_, b1_, big_, q_, p_;
+  Condition p_before_;
 };
 
 TEST_F(RequeueTest, EveryFinishAfterAPassMovesTheParkedBack) {
@@ -100,49 +125,22 @@ TEST_F(RequeueTest, FinishesBetweenTwoPassesBothCount) {
 }
 
 TEST_F(RequeueTest, AMessageThatTurnsBackWithinABatchIsNoChange) {
-  a1_ = Submit("a1", "la", "2", absl::Seconds(1));
-  b1_ = Submit("b1", "lb", "2", absl::Seconds(2));
-  const NamespacedName q = Submit("q", "la", "2", absl::Seconds(3));
-  const NamespacedName p = Submit("p", "lb", "2", absl::Seconds(4));
-  state_.RunPasses(kStart);
-  ASSERT_FALSE(Admitted(p));
-  const Condition before =
-      *FindCondition(state_.FindWorkload(p)->conditions, "QuotaReserved");
-  state_.TakeChanges();
-
-  // Both heads fit when nominated; q, within its nominal quota, goes
-  // first, so p is skipped ("no longer fits") and then does not fit, with
-  // the message it had.
-  Finish(a1_);
-  state_.RunPasses(kStart);
-  ASSERT_TRUE(Admitted(q));
-  ASSERT_FALSE(Admitted(p));
-  EXPECT_EQ(*FindCondition(state_.FindWorkload(p)->conditions, "QuotaReserved"),
-            before);
-  EXPECT_TRUE(state_.pending_changes().workloads.contains(p))
+  ASSERT_NO_FATAL_FAILURE(TurnPsMessageBack());
+  EXPECT_EQ(PsCondition(), p_before_);
+  EXPECT_TRUE(state_.pending_changes().workloads.contains(p_))
       << "p's message did not change during the batch; the test is moot";
 
   const Changes changes = state_.TakeChanges();
-  EXPECT_FALSE(changes.workloads.contains(p));
-  EXPECT_TRUE(changes.workloads.contains(q));
+  EXPECT_FALSE(changes.workloads.contains(p_));
+  EXPECT_TRUE(changes.workloads.contains(q_));
   EXPECT_TRUE(changes.finished_workloads.contains(a1_));
 }
 
 TEST_F(RequeueTest, AMessageThatTurnsBackBesideAnotherChangeIsAChange) {
-  a1_ = Submit("a1", "la", "2", absl::Seconds(1));
-  b1_ = Submit("b1", "lb", "2", absl::Seconds(2));
-  const NamespacedName q = Submit("q", "la", "2", absl::Seconds(3));
-  const NamespacedName p = Submit("p", "lb", "2", absl::Seconds(4));
-  state_.RunPasses(kStart);
-  ASSERT_FALSE(Admitted(p));
-  state_.TakeChanges();
-
-  Finish(a1_);
-  state_.RunPasses(kStart);
-  ASSERT_TRUE(Admitted(q));
+  ASSERT_NO_FATAL_FAILURE(TurnPsMessageBack());
   // The same batch changes p for good after its message turned back.
-  ASSERT_TRUE(state_.SetReclaimablePods(p, {{"main", 1}}, kStart).ok());
-  EXPECT_TRUE(state_.TakeChanges().workloads.contains(p));
+  ASSERT_TRUE(state_.SetReclaimablePods(p_, {{"main", 1}}, kStart).ok());
+  EXPECT_TRUE(state_.TakeChanges().workloads.contains(p_));
 }
 
 TEST_F(RequeueTest, AMessageThatChangesForGoodIsAChange) {
