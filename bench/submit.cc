@@ -112,11 +112,10 @@ void Summarize(Server& server, absl::Time start, absl::Duration kqd_cpu,
 
 // `threads` threads each call `call(i)` for i = 0, 1, ... (shared) until
 // `limit` calls or `duration`; `call` returns the workloads it submitted
-// or an error. With `rate` > 0 the calls are paced open-loop: call i is due
-// at start + i / rate, and its latency counts from when it was sent.
+// or an error.
 template <typename Call>
 Measured Drive(Server& server, int threads, int64_t limit,
-               absl::Duration duration, double rate, Call call) {
+               absl::Duration duration, Call call) {
   Measured m;
   std::atomic<int64_t> next{0};
   std::mutex mu;
@@ -135,14 +134,7 @@ Measured Drive(Server& server, int threads, int64_t limit,
       std::string first_error;
       while (true) {
         const int64_t i = next++;
-        if (i >= limit) break;
-        if (rate > 0) {
-          const absl::Time due = start + absl::Seconds(i / rate);
-          if (due >= end) break;
-          absl::SleepFor(due - absl::Now());
-        } else if (absl::Now() >= end) {
-          break;
-        }
+        if (i >= limit || absl::Now() >= end) break;
         const absl::Time sent = absl::Now();
         absl::StatusOr<int> r = call(i);
         const absl::Time acked = absl::Now();
@@ -254,6 +246,16 @@ v1::TemplateForm FormOf(bool templates_as_json) {
   return templates_as_json ? v1::TEMPLATE_FORM_JSON : v1::TEMPLATE_FORM_STRUCT;
 }
 
+// Call i of a submission row: workload `prefix`-i.
+v1::SubmitWorkloadRequest SubmitRequest(const std::string& prefix, int64_t i,
+                                        bool template_as_json) {
+  v1::SubmitWorkloadRequest request;
+  *request.mutable_workload() =
+      JobWorkload(absl::StrCat(prefix, i), template_as_json);
+  request.set_template_form(FormOf(template_as_json));
+  return request;
+}
+
 std::string CpuNote(const Measured& m) {
   return absl::StrFormat("%.0f%% / %.0f%%",
                          100 * absl::ToDoubleSeconds(m.kqd_cpu) / m.seconds,
@@ -315,23 +317,18 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
     absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
     if (!server.ok()) return server.status();
     const bool json = row.as_json;
-    auto request = [json](int64_t i) {
-      v1::SubmitWorkloadRequest request;
-      *request.mutable_workload() = JobWorkload(absl::StrCat("w-", i), json);
-      request.set_template_form(FormOf(json));
-      return request;
-    };
+    auto request = [json](int64_t i) { return SubmitRequest("w-", i, json); };
     client::Client& client = *(*server)->client;
-    const Measured m = row.blocking
-                           ? Drive(**server, row.in_flight, options.count,
-                                   options.per_level, 0,
-                                   [&](int64_t i) -> absl::StatusOr<int> {
-                                     auto r = client.SubmitWorkload(request(i));
-                                     if (!r.ok()) return r.status();
-                                     return 1;
-                                   })
-                           : DriveAsync(**server, row.in_flight, options.count,
-                                        options.per_level, 0, request);
+    const Measured m =
+        row.blocking
+            ? Drive(**server, row.in_flight, options.count, options.per_level,
+                    [&](int64_t i) -> absl::StatusOr<int> {
+                      auto r = client.SubmitWorkload(request(i));
+                      if (!r.ok()) return r.status();
+                      return 1;
+                    })
+            : DriveAsync(**server, row.in_flight, options.count,
+                         options.per_level, 0, request);
     const double rate = m.workloads / m.seconds;
     if (json == options.templates_as_json && !row.blocking &&
         row.in_flight >= best_in_flight) {
@@ -363,14 +360,9 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
     absl::StatusOr<std::unique_ptr<Server>> server = StartServer(context);
     if (!server.ok()) return server.status();
     const bool json = options.templates_as_json;
-    const Measured m = DriveAsync(**server, best_in_flight, options.count,
-                                  options.per_level, rate, [json](int64_t i) {
-                                    v1::SubmitWorkloadRequest request;
-                                    *request.mutable_workload() = JobWorkload(
-                                        absl::StrCat("o-", i), json);
-                                    request.set_template_form(FormOf(json));
-                                    return request;
-                                  });
+    const Measured m = DriveAsync(
+        **server, best_in_flight, options.count, options.per_level, rate,
+        [json](int64_t i) { return SubmitRequest("o-", i, json); });
     table.rows.push_back(
         {absl::StrFormat("SubmitWorkload, paced at %s/s (%s)",
                          FormatCount(rate),
@@ -400,7 +392,7 @@ absl::StatusOr<std::vector<Table>> RunSubmit(const SubmitOptions& options,
     const bool json = as_json;
     Measured m =
         Drive(**server, in_flight, std::max<int64_t>(1, options.count / batch),
-              options.per_level, 0, [&](int64_t i) -> absl::StatusOr<int> {
+              options.per_level, [&](int64_t i) -> absl::StatusOr<int> {
                 v1::ApplyRequest request;
                 request.set_template_form(FormOf(json));
                 for (int j = 0; j < batch; ++j) {
