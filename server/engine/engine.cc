@@ -576,15 +576,6 @@ void Engine::ChangeThenReadAsync(
 }
 
 template <typename T>
-absl::StatusOr<T> Engine::ChangeThenRead(
-    std::function<absl::StatusOr<NamespacedName>()> change,
-    std::function<T(Workload)> read) {
-  return Wait<T>([&](std::function<void(absl::StatusOr<T>)> done) {
-    ChangeThenReadAsync<T>(std::move(change), std::move(read), std::move(done));
-  });
-}
-
-template <typename T>
 absl::StatusOr<T> Engine::Wait(
     const std::function<void(std::function<void(absl::StatusOr<T>)>)>& start) {
   struct Slot {
@@ -602,12 +593,9 @@ absl::StatusOr<T> Engine::Wait(
 
 absl::StatusOr<Workload> Engine::ChangeWorkload(
     const NamespacedName& key, std::function<absl::Status()> change) {
-  return ChangeThenRead<Workload>(
-      [key, change = std::move(change)]() -> absl::StatusOr<NamespacedName> {
-        KQ_RETURN_IF_ERROR(change());
-        return key;
-      },
-      [](Workload wl) { return wl; });
+  return Wait<Workload>([&](WorkloadDone done) {
+    ChangeWorkload(key, std::move(change), std::move(done));
+  });
 }
 
 void Engine::ChangeWorkload(const NamespacedName& key,

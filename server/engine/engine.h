@@ -276,19 +276,14 @@ class Engine {
                                           std::function<absl::Status()> change);
   void ChangeWorkload(const NamespacedName& key,
                       std::function<absl::Status()> change, WorkloadDone done);
-  // The same for a change that learns the workload's key as it runs (a
-  // submission names a generateName workload); `read` turns the committed
-  // workload into the answer on the engine thread. Defined in engine.cc.
-  template <typename T>
-  absl::StatusOr<T> ChangeThenRead(
-      std::function<absl::StatusOr<NamespacedName>()> change,
-      std::function<T(Workload)> read);
   // Starts a callback form through `start` and blocks until it answers.
   template <typename T>
   static absl::StatusOr<T> Wait(
       const std::function<void(std::function<void(absl::StatusOr<T>)>)>& start);
-  // ChangeThenRead's core: hands the answer to `done` on the engine thread
-  // instead of waiting for it.
+  // ChangeWorkload for a change that learns the workload's key as it runs
+  // (a submission names a generateName workload); `read` turns the committed
+  // workload into the answer, handed to `done` on the engine thread after
+  // the commit. Defined in engine.cc.
   template <typename T>
   void ChangeThenReadAsync(
       std::function<absl::StatusOr<NamespacedName>()> change,
