@@ -7,8 +7,11 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -16,6 +19,7 @@
 
 #include "client-lib/manifest/manifest.h"
 #include "server/api/admit_calls.h"
+#include "server/api/in_flight_calls.h"
 #include "server/api/services.h"
 #include "server/codec/codec.h"
 #include "server/common/clock.h"
@@ -28,6 +32,9 @@ namespace {
 
 // See where it is used.
 constexpr int kMaxIdlePollers = 64;
+// How long a stopping kqd lets the calls it has finish before it cancels
+// them.
+constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
 
 }  // namespace
 
@@ -118,6 +125,14 @@ absl::Status Run(const Config& config) {
                            &port);
   builder.RegisterService(&admin);
   builder.RegisterService(&queue);
+  api::InFlightCalls in_flight;
+  {
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        counters;
+    counters.push_back(in_flight.NewCounter());
+    builder.experimental().SetInterceptorCreators(std::move(counters));
+  }
   // The blocking handlers (all but Admit and QueueServiceImpl's callback
   // handlers) hold their thread until the engine's commit. With gRPC's
   // default of at most two idle pollers, every burst of calls starts
@@ -152,10 +167,32 @@ absl::Status Run(const Config& config) {
   int received = 0;
   sigwait(&signals, &received);
   spdlog::info("received signal {}, shutting down", received);
-  // Unblock handlers waiting in Watch, then let in-flight calls finish.
+  // gRPC's Shutdown(deadline) lets calls finish, but it also waits until
+  // every connection has answered its GOAWAY's ping, and a client with no
+  // call in flight reads its socket only at its backup poll, every 5 s: an
+  // idle `kq` or runner held kqd's stop for up to 5 s. So kqd stops in
+  // steps: take no new call, end the calls that wait for kqd's own end
+  // (Watch, Admit), let the others finish, then close what connections are
+  // left.
+  // gRPC's C API, as grpc::CompletionQueue would take the tag for one of
+  // its own.
+  grpc_completion_queue* shutdown_queue =
+      grpc_completion_queue_create_for_pluck(nullptr);
+  grpc_server_shutdown_and_notify(server->c_server(), shutdown_queue,
+                                  shutdown_queue);
   engine.event_log().Close();
   engine.AbortAdmitWaits();
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (const int unfinished = in_flight.WaitUntilNone(kShutdownGrace);
+      unfinished > 0) {
+    spdlog::warn("{} calls unfinished after {}; cancelling them", unfinished,
+                 absl::FormatDuration(kShutdownGrace));
+  }
+  grpc_server_cancel_all_calls(server->c_server());
+  server->Shutdown();
+  grpc_completion_queue_pluck(shutdown_queue, shutdown_queue,
+                              gpr_inf_future(GPR_CLOCK_REALTIME), nullptr);
+  grpc_completion_queue_shutdown(shutdown_queue);
+  grpc_completion_queue_destroy(shutdown_queue);
   admit.Stop();
   engine.Stop();
   spdlog::info("kqd stopped at revision {}", engine.event_log().revision());

@@ -1,9 +1,14 @@
 // A real kqd on a loopback port, driven through the C++ client: the
 // foundation's end-to-end guarantees, including kill -9.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -441,6 +446,56 @@ TEST_F(KqdTest, SigtermWithSubmissionsInFlightKeepsAcknowledgedOnes) {
   for (const std::string& name : acked) {
     EXPECT_TRUE(stored.count(name)) << "acknowledged workload lost: " << name;
   }
+}
+
+// An HTTP/2 connection to kqd that says hello and then never reads again,
+// as a connected client with no call in flight looks to kqd between its
+// polls. The socket closes with the object.
+class SilentConnection {
+ public:
+  explicit SilentConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      return;
+    }
+    // The client preface, then an empty SETTINGS frame (length 0, type 4,
+    // no flags, stream 0).
+    const std::string hello = std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") +
+                              std::string("\0\0\0\x04\0\0\0\0\0", 9);
+    connected_ = write(fd_, hello.data(), hello.size()) ==
+                 static_cast<ssize_t>(hello.size());
+  }
+  ~SilentConnection() { close(fd_); }
+  bool connected() const { return connected_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+// kqd lets its calls finish when it stops, but an open connection with no
+// call on it is not one: gRPC's graceful shutdown alone waited the whole
+// 5 s grace for such a connection to answer its GOAWAY's ping.
+TEST_F(KqdTest, SigtermDoesNotWaitForIdleConnections) {
+  ASSERT_TRUE(client_->Apply(SeedConfig()).ok());  // connected, now idle
+  SilentConnection silent(kqd_->port());
+  ASSERT_TRUE(silent.connected());
+  // Let kqd's transport take the connection in before the signal.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(kqd_->Terminate(), 0);
+  const auto took = std::chrono::steady_clock::now() - start;
+  // Far from both: ~10 ms now, 5 s before.
+  EXPECT_LT(took, std::chrono::milliseconds(2500));
+
+  // What was applied before the stop is kept.
+  ASSERT_TRUE(kqd_->Start().ok());
+  client_ = kqd_->NewClient();
+  EXPECT_TRUE(client_->SubmitWorkload(GpuWorkload("after", 1)).ok());
 }
 
 TEST_F(KqdTest, WatchStreamsCommittedChangesInOrder) {
