@@ -47,6 +47,8 @@ struct SqliteStore::Statements {
   StmtHandle delete_events_through;
   StmtHandle select_revision;
   StmtHandle update_revision;
+  StmtHandle begin_reads;
+  StmtHandle end_reads;
 };
 
 namespace {
@@ -263,6 +265,9 @@ SqliteStore::SqliteStore(sqlite::DbHandle db, const SqliteOptions& options)
       statements_(std::make_unique<Statements>()) {}
 
 SqliteStore::~SqliteStore() {
+  if (absl::Status ended = EndReads(); !ended.ok()) {
+    spdlog::warn("sqlite: {}", ended.ToString());
+  }
   if (checkpointer_ != nullptr) {
     sqlite3_wal_hook(db_.get(), nullptr, nullptr);
     checkpointer_.reset();
@@ -297,6 +302,8 @@ absl::Status SqliteStore::Init() {
       {&s.delete_events_through, sqlite::kDeleteEventsThrough},
       {&s.select_revision, sqlite::kSelectRevision},
       {&s.update_revision, sqlite::kUpdateRevision},
+      {&s.begin_reads, "BEGIN DEFERRED"},
+      {&s.end_reads, "COMMIT"},
   };
   for (const auto& p : kPrepared) {
     KQ_ASSIGN_OR_RETURN(*p.stmt, sqlite::Prepare(db, p.sql));
@@ -313,6 +320,8 @@ absl::Status SqliteStore::Init() {
 }
 
 absl::StatusOr<LoadedState> SqliteStore::Load() {
+  // Load starts kqd over from what is stored: the latest of it.
+  KQ_RETURN_IF_ERROR(EndReads());
   sqlite3* db = db_.get();
   LoadedState state;
   state.revision = revision_;
@@ -438,6 +447,7 @@ absl::Status SqliteStore::Commit(const WriteBatch& batch) {
                      " is not greater than the store's revision ", revision_));
   }
   KQ_RETURN_IF_ERROR(batch.CheckShape());
+  KQ_RETURN_IF_ERROR(EndReads());
   // Every write below happens inside `txn`; any early return rolls all of
   // it back, so the batch applies entirely or not at all.
   KQ_ASSIGN_OR_RETURN(sqlite::Transaction txn,
@@ -587,8 +597,24 @@ absl::StatusOr<int64_t> SqliteStore::PruneEvents(int64_t event_count,
   return sqlite3_changes64(db);
 }
 
+absl::Status SqliteStore::BeginReads() {
+  // Inside Commit's transaction, reads are its own.
+  if (reading_ || !sqlite3_get_autocommit(db_.get())) return absl::OkStatus();
+  KQ_RETURN_IF_ERROR(
+      Query(db_.get(), statements_->begin_reads.get(), "begin reads").Run());
+  reading_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::EndReads() {
+  if (!reading_) return absl::OkStatus();
+  reading_ = false;
+  return Query(db_.get(), statements_->end_reads.get(), "end reads").Run();
+}
+
 absl::StatusOr<std::optional<Workload>> SqliteStore::GetWorkload(
     const NamespacedName& key) {
+  KQ_RETURN_IF_ERROR(BeginReads());
   Query query(db_.get(), statements_->select_workload.get(), "read workload");
   query.Bind(key.first).Bind(key.second);
   KQ_ASSIGN_OR_RETURN(bool row, query.Step());
@@ -603,6 +629,7 @@ absl::StatusOr<std::optional<Workload>> SqliteStore::GetWorkload(
 
 absl::StatusOr<std::vector<Workload>> SqliteStore::ListFinishedWorkloads(
     const std::string& namespace_name) {
+  KQ_RETURN_IF_ERROR(BeginReads());
   if (namespace_name.empty()) {
     return ReadWorkloads(statements_->select_finished_workloads.get(),
                          "list finished workloads", nullptr,
@@ -617,6 +644,7 @@ absl::StatusOr<std::vector<Event>> SqliteStore::ReadEvents(
     int64_t after_revision, size_t limit) {
   std::vector<Event> out;
   if (limit == 0) return out;
+  KQ_RETURN_IF_ERROR(BeginReads());
   Query query(db_.get(), statements_->select_events_after.get(), "read events");
   query.Bind(after_revision);
   while (true) {
@@ -654,6 +682,7 @@ absl::StatusOr<std::vector<Event>> SqliteStore::ReadEvents(
 
 absl::StatusOr<std::vector<PodTemplate>> SqliteStore::ReadPodTemplates(
     const NamespacedName& key, const std::string& workload_uid) {
+  KQ_RETURN_IF_ERROR(BeginReads());
   std::vector<PodTemplate> out;
   Query query(db_.get(), statements_->select_pod_templates.get(),
               "read pod templates");
@@ -669,6 +698,7 @@ absl::StatusOr<std::vector<PodTemplate>> SqliteStore::ReadPodTemplates(
 }
 
 absl::StatusOr<int64_t> SqliteStore::OldestEventRevision() {
+  KQ_RETURN_IF_ERROR(BeginReads());
   return ReadInt(db_.get(), statements_->select_oldest_event_revision.get(),
                  "read oldest event revision");
 }

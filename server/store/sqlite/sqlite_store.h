@@ -42,6 +42,9 @@ struct SqliteOptions {
 // removes whole revisions beyond `event_retention` events but never the
 // newest; ReadEvents never splits a revision (see memory_store.h).
 //
+// Reads between two commits share one snapshot: another connection's
+// writes show from the next Commit on (kqd's store is the only writer).
+//
 // Thread-compatible: one thread (the engine's) uses a SqliteStore at a time.
 // Another process opening the same file waits up to `busy_timeout` for the
 // write lock, then gets Unavailable.
@@ -90,6 +93,16 @@ class SqliteStore final : public Store {
                                                       const char* what,
                                                       const std::string* ns,
                                                       bool with_templates);
+
+  // Reads share one read transaction, from the first read after a commit
+  // until the next commit: a read in autocommit mode pays for taking and
+  // releasing SQLite's file and WAL locks, which was most of the cost of
+  // looking up a name that is not stored (every new workload's). The
+  // snapshot never goes stale, as this connection is the only writer; the
+  // checkpointer can still copy every frame, all committed before it.
+  absl::Status BeginReads();
+  absl::Status EndReads();
+  bool reading_ = false;
 
   // Declared first so it is destroyed last, after every statement.
   sqlite::DbHandle db_;

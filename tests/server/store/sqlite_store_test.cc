@@ -42,6 +42,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::Optional;
+using ::testing::SizeIs;
 
 const absl::Time kCreated = absl::FromUnixSeconds(1'700'000'000);
 
@@ -397,6 +398,10 @@ TEST_F(SqliteStoreFileTest, WalStaysBoundedUnderSteadyCommits) {
   {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteStore> store, Open());
     for (int i = 1; i <= kBatches; ++i) {
+      // As the engine does for every new workload: the read snapshot it
+      // leaves open until the commit must not hold back the checkpoints.
+      ASSERT_THAT(store->GetWorkload({"ns", absl::StrCat("w", i)}),
+                  IsOkAndHolds(std::nullopt));
       WriteBatch batch;
       batch.revision = i;
       const std::string name = absl::StrCat("w", i);
@@ -413,6 +418,57 @@ TEST_F(SqliteStoreFileTest, WalStaysBoundedUnderSteadyCommits) {
   ASSERT_OK_AND_ASSIGN(LoadedState state, store->Load());
   EXPECT_EQ(state.revision, kBatches);
   EXPECT_EQ(state.active_workloads.size(), size_t{kBatches});
+}
+
+// Reads share a snapshot until the next commit; what a commit wrote is
+// what the reads after it see.
+TEST_F(SqliteStoreFileTest, ReadsAfterACommitSeeIt) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteStore> store, Open());
+  EXPECT_THAT(store->GetWorkload({"ns", "a"}), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(store->ListFinishedWorkloads("ns"), IsOkAndHolds(IsEmpty()));
+  WriteBatch first;
+  first.revision = 1;
+  first.upserted_workloads = {Pending("a", 1)};
+  first.events = {Added(Pending("a", 1))};
+  ASSERT_OK(store->Commit(first));
+  EXPECT_THAT(store->GetWorkload({"ns", "a"}),
+              IsOkAndHolds(Optional(Pending("a", 1))));
+  EXPECT_THAT(store->ReadEvents(0, 10), IsOkAndHolds(SizeIs(1)));
+
+  WriteBatch second;
+  second.revision = 2;
+  second.upserted_workloads = {Finished("a", 2)};
+  second.events = {Added(Finished("a", 2))};
+  ASSERT_OK(store->Commit(second));
+  EXPECT_THAT(store->GetWorkload({"ns", "a"}),
+              IsOkAndHolds(Optional(Finished("a", 2))));
+  EXPECT_THAT(store->ListFinishedWorkloads("ns"),
+              IsOkAndHolds(ElementsAre(Finished("a", 2))));
+  EXPECT_THAT(store->ReadEvents(1, 10), IsOkAndHolds(SizeIs(1)));
+  EXPECT_THAT(store->OldestEventRevision(), IsOkAndHolds(1));
+}
+
+// The snapshot the store's reads leave open between commits blocks no
+// other connection's writes (readers never do in WAL mode), and the
+// store's next commit starts from the latest state, even after another
+// connection changed the schema.
+TEST_F(SqliteStoreFileTest, OpenReadsBlockNoOtherWriter) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteStore> store, Open());
+  EXPECT_THAT(store->GetWorkload({"ns", "a"}), IsOkAndHolds(std::nullopt));
+  DbHandle raw = RawConnection();
+  ASSERT_OK(sqlite::Exec(raw.get(), "BEGIN IMMEDIATE", "lock"));
+  ASSERT_OK(sqlite::Exec(raw.get(), "CREATE TABLE operator_notes (note TEXT)",
+                         "create"));
+  ASSERT_OK(sqlite::Exec(raw.get(), "COMMIT", "unlock"));
+
+  WriteBatch batch;
+  batch.revision = 1;
+  batch.upserted_workloads = {Pending("a", 1)};
+  ASSERT_OK(store->Commit(batch));
+  EXPECT_THAT(store->GetWorkload({"ns", "a"}),
+              IsOkAndHolds(Optional(Pending("a", 1))));
+  EXPECT_THAT(QueryInt(raw.get(), "SELECT COUNT(*) FROM workloads"),
+              IsOkAndHolds(1));
 }
 
 TEST_F(SqliteStoreFileTest, RetentionCountsEventsStoredBeforeReopen) {
