@@ -79,20 +79,40 @@ Query& Query::Bind(int64_t value) {
   return *this;
 }
 
+namespace {
+
+// A null pointer would bind NULL, which NOT NULL columns refuse: an empty
+// blob needs a non-null pointer.
+const char* NonNull(absl::string_view bytes) {
+  static const char kEmpty = 0;
+  return bytes.data() == nullptr ? &kEmpty : bytes.data();
+}
+
+}  // namespace
+
 Query& Query::Bind(absl::string_view text) {
-  // SQLITE_TRANSIENT copies: callers often bind temporaries.
   CheckBind(sqlite3_bind_text64(stmt_, next_index_, text.data(), text.size(),
                                 SQLITE_TRANSIENT, SQLITE_UTF8));
   return *this;
 }
 
 Query& Query::BindBlob(absl::string_view bytes) {
-  // A null pointer would bind NULL, which NOT NULL columns refuse; an empty
-  // blob needs a non-null pointer.
-  static const char kEmpty = 0;
-  CheckBind(sqlite3_bind_blob64(stmt_, next_index_,
-                                bytes.empty() ? &kEmpty : bytes.data(),
+  CheckBind(sqlite3_bind_blob64(stmt_, next_index_, NonNull(bytes),
                                 bytes.size(), SQLITE_TRANSIENT));
+  return *this;
+}
+
+// SQLITE_STATIC: SQLite reads the bytes in place until the bindings are
+// cleared, which ~Query does.
+Query& Query::BindBorrowed(absl::string_view text) {
+  CheckBind(sqlite3_bind_text64(stmt_, next_index_, text.data(), text.size(),
+                                SQLITE_STATIC, SQLITE_UTF8));
+  return *this;
+}
+
+Query& Query::BindBlobBorrowed(absl::string_view bytes) {
+  CheckBind(sqlite3_bind_blob64(stmt_, next_index_, NonNull(bytes),
+                                bytes.size(), SQLITE_STATIC));
   return *this;
 }
 

@@ -498,16 +498,16 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     KQ_ASSIGN_OR_RETURN(std::string body,
                         Serialize(codec::ToStoredProto(workload), "workload"));
     Query query(db, s.upsert_workload.get(), "write workload");
-    query.Bind(workload.meta.namespace_name)
-        .Bind(workload.meta.name)
-        .Bind(workload.meta.uid)
-        .Bind(workload.queue_name)
+    query.BindBorrowed(workload.meta.namespace_name)
+        .BindBorrowed(workload.meta.name)
+        .BindBorrowed(workload.meta.uid)
+        .BindBorrowed(workload.queue_name)
         .Bind(int64_t{workload.priority})
         .Bind(absl::ToUnixMicros(workload.meta.creation_timestamp))
-        .Bind(StateName(state))
+        .BindBorrowed(StateName(state))
         .Bind(int64_t{state == WorkloadState::kFinished ? 1 : 0})
         .Bind(workload.meta.revision)
-        .BindBlob(body);
+        .BindBlobBorrowed(body);
     KQ_RETURN_IF_ERROR(query.Run());
     if (!batch.upserted_workload_events.empty()) {
       event_bodies.push_back(std::move(body));
@@ -524,11 +524,11 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
   }
   for (const PodTemplate& t : batch.added_templates) {
     Query query(db, s.insert_pod_template.get(), "write pod template");
-    query.Bind(t.workload.first)
-        .Bind(t.workload.second)
+    query.BindBorrowed(t.workload.first)
+        .BindBorrowed(t.workload.second)
         .Bind(int64_t{t.pod_set})
-        .Bind(t.workload_uid)
-        .Bind(t.template_json);
+        .BindBorrowed(t.workload_uid)
+        .BindBorrowed(t.template_json);
     KQ_RETURN_IF_ERROR(query.Run());
   }
   int64_t seq = 0;
@@ -538,11 +538,11 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     Query query(db, s.insert_event.get(), "write event");
     query.Bind(batch.revision)
         .Bind(seq++)
-        .Bind(EventTypeName(type))
-        .Bind(kind)
-        .Bind(meta.namespace_name)
-        .Bind(meta.name)
-        .BindBlob(body);
+        .BindBorrowed(EventTypeName(type))
+        .BindBorrowed(kind)
+        .BindBorrowed(meta.namespace_name)
+        .BindBorrowed(meta.name)
+        .BindBlobBorrowed(body);
     return query.Run();
   };
   for (const Event& event : batch.events) {
