@@ -18,7 +18,8 @@ class InFlightCalls::Counter final : public grpc::experimental::Interceptor {
     --calls_.count_;
   }
 
-  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
     methods->Proceed();
   }
 
@@ -50,10 +51,9 @@ InFlightCalls::NewCounter() {
 
 int InFlightCalls::WaitUntilNone(absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(
-      absl::Condition(
-          +[](int* count) { return *count == 0; }, &count_),
-      timeout);
+  mu_.AwaitWithTimeout(absl::Condition(
+                           +[](int* count) { return *count == 0; }, &count_),
+                       timeout);
   return count_;
 }
 

@@ -65,9 +65,9 @@ class InFlightCallsTest : public ::testing::Test {
     builder.experimental().SetInterceptorCreators(std::move(counters));
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
-    stub_ = std::make_unique<grpc::GenericStub>(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(port_),
-        grpc::InsecureChannelCredentials()));
+    stub_ = std::make_unique<grpc::GenericStub>(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                            grpc::InsecureChannelCredentials()));
   }
   void TearDown() override { server_->Shutdown(); }
 
@@ -115,8 +115,7 @@ TEST_F(InFlightCallsTest, WaitsForAKqCallUntilItsStatusIsSent) {
             std::future_status::timeout);
   held->Release();
   EXPECT_EQ(waited.get(), 0);
-  EXPECT_EQ(answer.get_future().get().error_code(),
-            grpc::StatusCode::ABORTED);
+  EXPECT_EQ(answer.get_future().get().error_code(), grpc::StatusCode::ABORTED);
 }
 
 // Health checks, reflection and the like are gRPC's, not kqd's work: a
