@@ -60,10 +60,15 @@ void SetBusyTimeout(sqlite3* db, absl::Duration timeout) {
                                std::min(timeout, absl::Hours(24)))));
 }
 
-// SQLite's own automatic checkpoint threshold (PRAGMA wal_autocheckpoint).
+// SQLite's own automatic checkpoint threshold (PRAGMA wal_autocheckpoint):
+// the checkpointer runs once this many frames were added since its last
+// run.
 constexpr int kCheckpointFrames = 1000;
-// Beyond this many WAL frames (~40 MiB) a commit checkpoints itself: the
-// checkpointer is not keeping up, and the WAL must stay bounded.
+// The writer starts the WAL over only when, as its transaction begins, every
+// frame has been copied back, which a steady stream of commits seldom lets
+// the checkpointer finish in time for. Beyond this many frames (~40 MiB) the
+// committing thread copies the rest itself, so the next commit starts the
+// WAL over.
 constexpr int kMaxWalFrames = 10000;
 
 }  // namespace
@@ -74,6 +79,10 @@ class SqliteStore::Checkpointer {
       const std::string& path, absl::Duration busy_timeout) {
     KQ_ASSIGN_OR_RETURN(sqlite::DbHandle db, sqlite::OpenDatabase(path));
     SetBusyTimeout(db.get(), busy_timeout);
+    // A connection finds the WAL in its first read; until then a checkpoint
+    // through it is a no-op that reports success (and -1 frames).
+    KQ_RETURN_IF_ERROR(sqlite::Exec(
+        db.get(), "SELECT 1 FROM sqlite_schema LIMIT 1", "open the WAL"));
     std::unique_ptr<Checkpointer> checkpointer(new Checkpointer(std::move(db)));
     checkpointer->thread_ =
         std::thread([c = checkpointer.get()] { c->Loop(); });
@@ -94,21 +103,46 @@ class SqliteStore::Checkpointer {
                       int frames) {
     auto* checkpointer = static_cast<Checkpointer*>(self);
     checkpointer->wal_frames_.store(frames, std::memory_order_relaxed);
-    if (frames >= kCheckpointFrames) {
-      {
-        std::lock_guard<std::mutex> lock(checkpointer->mu_);
-        checkpointer->due_ = true;
+    bool due = false;
+    {
+      std::lock_guard<std::mutex> lock(checkpointer->mu_);
+      // Fewer frames than at the last run: the WAL was started over.
+      if (frames < checkpointer->frames_at_last_run_) {
+        checkpointer->frames_at_last_run_ = 0;
       }
-      checkpointer->wake_.notify_one();
+      due = frames - checkpointer->frames_at_last_run_ >= kCheckpointFrames;
+      if (due) {
+        checkpointer->due_ = true;
+        checkpointer->frames_at_last_run_ = frames;
+      }
     }
+    if (due) checkpointer->wake_.notify_one();
     return SQLITE_OK;
   }
 
   // WAL frames after the last commit.
   int wal_frames() const { return wal_frames_.load(std::memory_order_relaxed); }
 
+  // Copies what is left of the WAL through `writer`, the committing
+  // connection, after the checkpointer's own run, if one is under way,
+  // ended (SQLite refuses a second checkpoint at once).
+  void CatchUp(sqlite3* writer) {
+    std::lock_guard<std::mutex> running(run_mu_);
+    Checkpoint(writer);
+  }
+
  private:
   explicit Checkpointer(sqlite::DbHandle db) : db_(std::move(db)) {}
+
+  static void Checkpoint(sqlite3* db) {
+    // PASSIVE: copies what no reader still needs, never waits for the
+    // writer or a reader.
+    const int rc = sqlite3_wal_checkpoint_v2(
+        db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+      spdlog::warn("WAL checkpoint failed: {}", sqlite3_errmsg(db));
+    }
+  }
 
   void Loop() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -117,12 +151,9 @@ class SqliteStore::Checkpointer {
       if (stopping_) return;
       due_ = false;
       lock.unlock();
-      // PASSIVE: copies what no reader still needs, never waits for the
-      // writer; the writer starts the WAL over once all of it is copied.
-      const int rc = sqlite3_wal_checkpoint_v2(
-          db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-      if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
-        spdlog::warn("WAL checkpoint failed: {}", sqlite3_errmsg(db_.get()));
+      {
+        std::lock_guard<std::mutex> running(run_mu_);
+        Checkpoint(db_.get());
       }
       lock.lock();
     }
@@ -130,8 +161,11 @@ class SqliteStore::Checkpointer {
 
   sqlite::DbHandle db_;
   std::atomic<int> wal_frames_{0};
+  // Held while a checkpoint runs, through either connection.
+  std::mutex run_mu_;
   std::mutex mu_;
   std::condition_variable wake_;
+  int frames_at_last_run_ = 0;
   bool due_ = false;
   bool stopping_ = false;
   std::thread thread_;
@@ -464,8 +498,7 @@ absl::Status SqliteStore::Commit(const WriteBatch& batch) {
   if (checkpointer_ != nullptr &&
       checkpointer_->wal_frames() >= kMaxWalFrames) {
     // Best effort, as SQLite's automatic checkpoint: the batch is committed.
-    sqlite3_wal_checkpoint_v2(db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
-                              nullptr, nullptr);
+    checkpointer_->CatchUp(db_.get());
   }
   return absl::OkStatus();
 }
