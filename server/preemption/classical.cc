@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -63,9 +64,24 @@ struct Element {
   bool evicted = false;
   int64_t priority = 0;
   absl::Time reserved;
+  // The uid's first 16 bytes (UidPrefix): candidates reserved at the same
+  // instant (one batch's admissions) tie on everything before the uid.
+  std::pair<uint64_t, uint64_t> uid_prefix;
   // Its usage, computed when the search first removes it.
   std::optional<FlavorResourceQuantities> usage;
 };
+
+// The first 16 bytes of `uid`, big-endian and zero-padded, so that two
+// prefixes order as their strings do, up to ties.
+std::pair<uint64_t, uint64_t> UidPrefix(const std::string& uid) {
+  unsigned char bytes[16] = {};
+  std::memcpy(bytes, uid.data(), std::min<size_t>(uid.size(), sizeof(bytes)));
+  uint64_t hi = 0;
+  uint64_t lo = 0;
+  for (int i = 0; i < 8; ++i) hi = (hi << 8) | bytes[i];
+  for (int i = 8; i < 16; ++i) lo = (lo << 8) | bytes[i];
+  return {hi, lo};
+}
 
 // Whether a chain of parents from `cq` reaches a cohort cycle; Kueue marks
 // such ClusterQueues inactive, and walking their ancestors would not end.
@@ -151,6 +167,7 @@ class ClassicalSearch {
       if (a_same != b_same) return b_same;
       if (a.priority != b.priority) return a.priority < b.priority;
       if (a.reserved != b.reserved) return a.reserved > b.reserved;
+      if (a.uid_prefix != b.uid_prefix) return a.uid_prefix < b.uid_prefix;
       const Workload& wa = *a.candidate.workload;
       const Workload& wb = *b.candidate.workload;
       if (int c = wa.meta.uid.compare(wb.meta.uid); c != 0) return c < 0;
@@ -229,7 +246,8 @@ class ClassicalSearch {
            .holder = const_cast<ClusterQueueSnapshot*>(&cq),
            .evicted = IsEvicted(*workload),
            .priority = EffectivePriority(*workload, features_),
-           .reserved = QuotaReservationTime(*workload, now_)});
+           .reserved = QuotaReservationTime(*workload, now_),
+           .uid_prefix = UidPrefix(workload->meta.uid)});
     };
     if (memo_ != nullptr) {
       for (const Workload* workload : memo_->Users(cq, holders_)) {

@@ -595,5 +595,60 @@ INSTANTIATE_TEST_SUITE_P(
     }),
     [](const auto& info) { return info.param.name; });
 
+// Not from Kueue's table: candidates that tie on everything before the uid
+// (same priority, reserved at one instant, as one batch's admissions are)
+// are taken in the uid's byte order, however long the uids are and where
+// they first differ.
+TEST(ClassicalTiesTest, CandidatesReservedTogetherAreTakenInUidOrder) {
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> name_and_uid;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      // Differ within the first 16 bytes, and not as numbers do.
+      {{{"a", "uid-9"}, {"b", "uid-10"}, {"c", "uid-11"}}, "b"},
+      // Share 16 bytes; one is a prefix of the others.
+      {{{"a", "uid-000000000000-b"},
+        {"b", "uid-000000000000-a"},
+        {"c", "uid-000000000000"}},
+       "c"},
+      // Share 16 bytes, differ after.
+      {{{"a", "uid-000000000000-b"}, {"b", "uid-000000000000-a"}}, "b"},
+  };
+  for (const Case& tc : cases) {
+    std::map<std::string, ClusterQueue> cqs;
+    // Full: the incoming workload needs one victim's 2 cpu.
+    const std::string quota = std::to_string(2 * tc.name_and_uid.size());
+    cqs["standalone"] = ClusterQueueBuilder("standalone")
+                            .Quota("default", "cpu", quota)
+                            .WithinClusterQueue(kLowerPriority)
+                            .Build();
+    Cache cache;
+    cache.Rebuild(cqs, {}, {"default"}, {});
+    std::vector<Workload> admitted;
+    for (const auto& [name, uid] : tc.name_and_uid) {
+      Workload wl = HoldingCpu(name, -1, "standalone", "2");
+      wl.meta.uid = uid;
+      admitted.push_back(wl);
+    }
+    std::vector<const Workload*> holding;
+    for (const Workload& wl : admitted) {
+      cache.FindClusterQueue("standalone")
+          ->AddUsage(cache::UsageOf(*wl.admission));
+      holding.push_back(&wl);
+    }
+    const Workload incoming = Incoming(1, {{"cpu", "2"}}).Build();
+    const Preemptor preemptor{
+        .workload = &incoming,
+        .cluster_queue = "standalone",
+        .requests = TotalRequests(incoming, Single({{"cpu", "default"}})),
+        .frs_need_preemption = NeedPreemption(Single({{"cpu", "default"}}))};
+    std::vector<Target> targets =
+        ClassicalTargets(cache, preemptor, holding, kNow, {});
+    ASSERT_EQ(targets.size(), 1u) << tc.want;
+    EXPECT_EQ(targets[0].workload->meta.name, tc.want);
+  }
+}
+
 }  // namespace
 }  // namespace kq::preemption
