@@ -212,6 +212,10 @@ struct ScaleOptions {
   // Also churn with every step's changes committed to SQLite
   // (synchronous=FULL), as the engine does.
   bool durable = true;
+  // Then churn open-loop: finishes arrive at this rate, and each step takes
+  // those that arrived while the one before ran, as kqd's engine batches
+  // every command that queued during its last batch (0: skip).
+  double offered_rate = 10000;
 };
 absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
                                             const Context& context);

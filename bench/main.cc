@@ -166,6 +166,10 @@ int main(int argc, char** argv) {
   scale_cmd->add_option("--seconds", churn_seconds, "churn duration, each mode")
       ->capture_default_str();
   scale_cmd->add_flag("--no-durable", no_durable, "skip the SQLite churn");
+  scale_cmd
+      ->add_option("--offered-rate", scale.offered_rate,
+                   "finishes/s of the open-loop durable churn (0: skip)")
+      ->capture_default_str();
 
   RestartOptions restart;
   CLI::App* restart_cmd =

@@ -114,6 +114,9 @@ store::WriteBatch BatchOf(admission::AdmissionState& state,
 }
 
 struct ChurnResult {
+  // Open loop only: finishes that arrived, and each step's wall time.
+  int64_t offered = 0;
+  std::vector<double> step_us;
   int64_t steps = 0;
   int64_t admissions = 0;
   int64_t finished = 0;
@@ -253,6 +256,33 @@ absl::StatusOr<ChurnResult> Churn(Churner& churner, int step,
   return result;
 }
 
+// Open loop: finishes arrive at `offered_rate` per second, and each step
+// finishes those that arrived while the step before ran (with the workloads
+// submitted in their place), as kqd's engine takes into one batch every
+// command that queued during its last one. A rate the core cannot sustain
+// shows as fewer finished than offered, and as steps that keep growing.
+absl::StatusOr<ChurnResult> ChurnAtRate(Churner& churner, double offered_rate,
+                                        absl::Duration duration,
+                                        store::Store* store) {
+  ChurnResult result;
+  const absl::Time start = absl::Now();
+  absl::Time arrived_until = start;
+  double owed = 0;
+  while (absl::Now() - start < duration) {
+    const absl::Time now = absl::Now();
+    owed += offered_rate * absl::ToDoubleSeconds(now - arrived_until);
+    arrived_until = now;
+    const int step = static_cast<int>(owed);
+    if (step == 0) continue;
+    owed -= step;
+    result.offered += step;
+    if (absl::Status s = churner.Step(step, store, result); !s.ok()) return s;
+    result.step_us.push_back(absl::ToDoubleMicroseconds(absl::Now() - now));
+  }
+  result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  return result;
+}
+
 void AddChurnRows(Table& table, const std::string& label, ChurnResult& r,
                   const Context& context, bool durable) {
   Percentiles cycle = ComputePercentiles(r.cycle_us);
@@ -286,6 +316,20 @@ void AddChurnRows(Table& table, const std::string& label, ChurnResult& r,
                           context.limits.sqlite_rows_per_second,
                           "SQLite group-commit rows/s (rows written)")
                : ""});
+  if (!r.step_us.empty()) {
+    Percentiles step = ComputePercentiles(r.step_us);
+    table.rows.push_back(
+        {label + ": finished of offered",
+         absl::StrFormat("%s of %s (%.1f%%)", FormatCount(r.finished),
+                         FormatCount(r.offered),
+                         100.0 * r.finished / std::max<int64_t>(1, r.offered)),
+         absl::StrFormat("%.0f finished per step",
+                         1.0 * r.finished / std::max<int64_t>(1, r.steps))});
+    table.rows.push_back(
+        {label + ": step (finish, submit, passes, commit) p50 / p99",
+         absl::StrCat(FormatMicros(step.p50), " / ", FormatMicros(step.p99)),
+         "a finish waits up to one step to be taken, then its step"});
+  }
   const double total = r.seconds * 1e6;
   table.notes.push_back(absl::StrFormat(
       "%s: of the churn's wall time, scheduling passes %.0f%%, finishing and "
@@ -362,6 +406,22 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
     durable = *std::move(r);
   }
 
+  std::optional<ChurnResult> offered;
+  TempDir offered_dir("kq-bench-scale-offered");
+  if (options.offered_rate > 0) {
+    std::fprintf(stderr, "scale: durable churn at %.0f finishes/s...\n",
+                 options.offered_rate);
+    store::SqliteOptions store_options;
+    store_options.synchronous_full = true;
+    absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
+        store::SqliteStore::Open(offered_dir.path() + "/kq.db", store_options);
+    if (!store.ok()) return store.status();
+    absl::StatusOr<ChurnResult> r =
+        ChurnAtRate(churner, options.offered_rate, options.churn, store->get());
+    if (!r.ok()) return r.status();
+    offered = *std::move(r);
+  }
+
   int64_t pending_at_end = 0;
   for (const auto& [key, wl] : state.workloads()) {
     if (!HoldsQuota(wl)) ++pending_at_end;
@@ -398,6 +458,12 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
   if (durable.has_value()) {
     AddChurnRows(table, "durable churn", *durable, context, true);
   }
+  const std::string offered_label =
+      absl::StrFormat("durable churn, %s finishes/s offered",
+                      FormatCount(options.offered_rate));
+  if (offered.has_value()) {
+    AddChurnRows(table, offered_label, *offered, context, true);
+  }
   table.notes.insert(
       table.notes.begin(),
       absl::StrFormat(
@@ -419,6 +485,16 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
         "committed through SqliteStore (synchronous=FULL) in one "
         "transaction, as Engine::CommitBatch does; the database starts "
         "empty (the pending workloads were not written first).");
+  }
+  if (offered.has_value()) {
+    table.notes.push_back(absl::StrFormat(
+        "%s: open loop, durable. Finishes arrive at that rate and each step "
+        "takes those that arrived while the step before ran (kqd's engine "
+        "takes every command that queued during its last batch into the "
+        "next), submitting as many new workloads; the rows above instead "
+        "finish a fixed %d per step and then walk every pending workload "
+        "again, so their rate is the step size over that walk.",
+        offered_label, options.step));
   }
   return std::vector<Table>{table};
 }
