@@ -283,6 +283,14 @@ absl::StatusOr<ChurnResult> ChurnAtRate(Churner& churner, double offered_rate,
   return result;
 }
 
+// A fresh database in `dir`, synchronous=FULL as kqd's default.
+absl::StatusOr<std::unique_ptr<store::SqliteStore>> OpenDurableStore(
+    const TempDir& dir) {
+  store::SqliteOptions options;
+  options.synchronous_full = true;
+  return store::SqliteStore::Open(dir.path() + "/kq.db", options);
+}
+
 void AddChurnRows(Table& table, const std::string& label, ChurnResult& r,
                   const Context& context, bool durable) {
   Percentiles cycle = ComputePercentiles(r.cycle_us);
@@ -395,10 +403,8 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
   TempDir dir("kq-bench-scale");
   if (options.durable) {
     std::fprintf(stderr, "scale: durable churn...\n");
-    store::SqliteOptions store_options;
-    store_options.synchronous_full = true;
     absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
-        store::SqliteStore::Open(dir.path() + "/kq.db", store_options);
+        OpenDurableStore(dir);
     if (!store.ok()) return store.status();
     absl::StatusOr<ChurnResult> r =
         Churn(churner, options.step, options.churn, store->get());
@@ -411,10 +417,8 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
   if (options.offered_rate > 0) {
     std::fprintf(stderr, "scale: durable churn at %.0f finishes/s...\n",
                  options.offered_rate);
-    store::SqliteOptions store_options;
-    store_options.synchronous_full = true;
     absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
-        store::SqliteStore::Open(offered_dir.path() + "/kq.db", store_options);
+        OpenDurableStore(offered_dir);
     if (!store.ok()) return store.status();
     absl::StatusOr<ChurnResult> r =
         ChurnAtRate(churner, options.offered_rate, options.churn, store->get());
