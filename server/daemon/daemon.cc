@@ -173,9 +173,8 @@ absl::Status Run(const Config& config) {
   // idle `kq` or runner held kqd's stop for up to 5 s. So kqd stops in
   // steps: take no new call, end the calls that wait for kqd's own end
   // (Watch, Admit), let the others finish, then close what connections are
-  // left.
-  // gRPC's C API, as grpc::CompletionQueue would take the tag for one of
-  // its own.
+  // left. (The queue is gRPC's C API: grpc::CompletionQueue would take
+  // the tag for one of its own.)
   grpc_completion_queue* shutdown_queue =
       grpc_completion_queue_create_for_pluck(nullptr);
   grpc_server_shutdown_and_notify(server->c_server(), shutdown_queue,

@@ -641,8 +641,10 @@ absl::Status SqliteStore::BeginReads() {
 
 absl::Status SqliteStore::EndReads() {
   if (!reading_) return absl::OkStatus();
+  KQ_RETURN_IF_ERROR(
+      Query(db_.get(), statements_->end_reads.get(), "end reads").Run());
   reading_ = false;
-  return Query(db_.get(), statements_->end_reads.get(), "end reads").Run();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<Workload>> SqliteStore::GetWorkload(
