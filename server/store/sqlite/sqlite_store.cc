@@ -61,8 +61,8 @@ void SetBusyTimeout(sqlite3* db, absl::Duration timeout) {
 }
 
 // SQLite's own automatic checkpoint threshold (PRAGMA wal_autocheckpoint):
-// the checkpointer runs once this many frames were added since its last
-// run.
+// the checkpointer runs once this many frames were added since a run was
+// last asked for.
 constexpr int kCheckpointFrames = 1000;
 // The writer starts the WAL over only when, as its transaction begins, every
 // frame has been copied back, which a steady stream of commits seldom lets
@@ -106,14 +106,15 @@ class SqliteStore::Checkpointer {
     bool due = false;
     {
       std::lock_guard<std::mutex> lock(checkpointer->mu_);
-      // Fewer frames than at the last run: the WAL was started over.
-      if (frames < checkpointer->frames_at_last_run_) {
-        checkpointer->frames_at_last_run_ = 0;
+      // Fewer frames than when a run was last asked for: the WAL was
+      // started over.
+      if (frames < checkpointer->frames_when_last_due_) {
+        checkpointer->frames_when_last_due_ = 0;
       }
-      due = frames - checkpointer->frames_at_last_run_ >= kCheckpointFrames;
+      due = frames - checkpointer->frames_when_last_due_ >= kCheckpointFrames;
       if (due) {
         checkpointer->due_ = true;
-        checkpointer->frames_at_last_run_ = frames;
+        checkpointer->frames_when_last_due_ = frames;
       }
     }
     if (due) checkpointer->wake_.notify_one();
@@ -123,18 +124,12 @@ class SqliteStore::Checkpointer {
   // WAL frames after the last commit.
   int wal_frames() const { return wal_frames_.load(std::memory_order_relaxed); }
 
-  // Copies what is left of the WAL through `writer`, the committing
-  // connection, after the checkpointer's own run, if one is under way,
-  // ended (SQLite refuses a second checkpoint at once).
-  void CatchUp(sqlite3* writer) {
+  // Copies committed frames back through `db`: the checkpointer's own
+  // connection, or the committing one catching up. Waits for a run under
+  // way through the other to end, as SQLite refuses a second checkpoint at
+  // once.
+  void Checkpoint(sqlite3* db) {
     std::lock_guard<std::mutex> running(run_mu_);
-    Checkpoint(writer);
-  }
-
- private:
-  explicit Checkpointer(sqlite::DbHandle db) : db_(std::move(db)) {}
-
-  static void Checkpoint(sqlite3* db) {
     // PASSIVE: copies what no reader still needs, never waits for the
     // writer or a reader.
     const int rc = sqlite3_wal_checkpoint_v2(
@@ -144,6 +139,9 @@ class SqliteStore::Checkpointer {
     }
   }
 
+ private:
+  explicit Checkpointer(sqlite::DbHandle db) : db_(std::move(db)) {}
+
   void Loop() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
@@ -151,10 +149,7 @@ class SqliteStore::Checkpointer {
       if (stopping_) return;
       due_ = false;
       lock.unlock();
-      {
-        std::lock_guard<std::mutex> running(run_mu_);
-        Checkpoint(db_.get());
-      }
+      Checkpoint(db_.get());
       lock.lock();
     }
   }
@@ -165,7 +160,8 @@ class SqliteStore::Checkpointer {
   std::mutex run_mu_;
   std::mutex mu_;
   std::condition_variable wake_;
-  int frames_at_last_run_ = 0;
+  // The WAL's size when a run was last asked for.
+  int frames_when_last_due_ = 0;
   bool due_ = false;
   bool stopping_ = false;
   std::thread thread_;
@@ -498,7 +494,7 @@ absl::Status SqliteStore::Commit(const WriteBatch& batch) {
   if (checkpointer_ != nullptr &&
       checkpointer_->wal_frames() >= kMaxWalFrames) {
     // Best effort, as SQLite's automatic checkpoint: the batch is committed.
-    checkpointer_->CatchUp(db_.get());
+    checkpointer_->Checkpoint(db_.get());
   }
   return absl::OkStatus();
 }
