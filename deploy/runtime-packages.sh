@@ -2,7 +2,8 @@
 # Prints, one per line and sorted, the Debian packages that provide the
 # shared libraries the given binaries load: what the runtime image must
 # install (deploy/Dockerfile). Fails if a library is missing or belongs to
-# no package, so the image can't silently lack one.
+# no package, so the image can't silently lack one. A statically linked
+# binary needs none.
 set -euo pipefail
 
 if [ $# -eq 0 ]; then
@@ -12,6 +13,10 @@ fi
 
 libs=$(for binary in "$@"; do
   # (errexit does not reach into command substitutions: exit explicitly.)
+  if readelf -h "$binary" >/dev/null 2>&1 &&
+      ! readelf -l "$binary" 2>/dev/null | grep -q -E 'INTERP|DYNAMIC'; then
+    continue  # An ELF executable linked statically (kq) loads no library.
+  fi
   out=$(ldd "$binary") || { echo "$binary: ldd failed" >&2; exit 1; }
   if grep -q "not found" <<<"$out"; then
     echo "$binary: $(grep "not found" <<<"$out" | tr -s ' \t' ' ')" >&2
