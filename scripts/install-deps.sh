@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc
   libprotobuf-dev libabsl-dev libspdlog-dev libfmt-dev libsqlite3-dev
-  sqlite3 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  sqlite3 libyaml-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-grpcio python3-protobuf python3-yaml
   clang-format

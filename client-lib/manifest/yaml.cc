@@ -1,5 +1,8 @@
 #include "client-lib/manifest/yaml.h"
 
+#include <yaml.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -21,12 +25,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
-#include "yaml-cpp/anchor.h"
-#include "yaml-cpp/emitterstyle.h"
-#include "yaml-cpp/eventhandler.h"
-#include "yaml-cpp/exceptions.h"
-#include "yaml-cpp/mark.h"
-#include "yaml-cpp/parser.h"
 
 #include "client-lib/manifest/manifest.h"
 #include "client-lib/manifest/reader.h"
@@ -43,7 +41,9 @@ using nlohmann::json;
 constexpr size_t kMaxNodesPerDocument = 1'000'000;
 constexpr size_t kMaxDepth = 128;
 
-// yaml-cpp's tag for the explicit `!!str` tag.
+// The tags that make a scalar a string whatever it looks like: the
+// non-specific "!" (`! 16`) and `!!str`.
+constexpr absl::string_view kNonSpecificTag = "!";
 constexpr absl::string_view kStrTag = "tag:yaml.org,2002:str";
 
 bool IsDigits(absl::string_view s, absl::string_view alphabet) {
@@ -78,18 +78,52 @@ bool IsCoreFloat(absl::string_view s) {
   return i == s.size();
 }
 
-// Builds one JSON value per YAML document from yaml-cpp's parser events.
-// kq drives the parser itself instead of calling YAML::LoadAll, whose loop
-// never ends on some malformed input in yaml-cpp 0.7 (a stray ',': the
-// parser keeps reporting empty documents without consuming the token,
-// jbeder/yaml-cpp#1040), allocating until the machine runs out of memory.
-// Thread-compatible; reused across the documents of one text.
-class JsonBuilder : public YAML::EventHandler {
- public:
-  // Where the current document starts, to detect a parser making no
-  // progress.
-  const YAML::Mark& start() const { return start_; }
+bool ResolvesToNull(absl::string_view text) {
+  return text.empty() || text == "~" || text == "null" || text == "Null" ||
+         text == "NULL";
+}
 
+// A libyaml string (anchor, tag), or "" for none.
+absl::string_view TextOf(const yaml_char_t* text) {
+  return text == nullptr
+             ? absl::string_view()
+             : absl::string_view(reinterpret_cast<const char*>(text));
+}
+
+// Why libyaml stopped, as "yaml: line L, column C: <problem>".
+absl::Status ParseError(const yaml_parser_t& parser, absl::string_view text) {
+  size_t line = parser.problem_mark.line;
+  size_t column = parser.problem_mark.column;
+  if (parser.error == YAML_READER_ERROR) {
+    // The reader (bad UTF-8, say) gives a byte offset only; columns count
+    // characters, as the scanner's do.
+    const size_t offset = std::min(parser.problem_offset, text.size());
+    line = column = 0;
+    for (size_t i = 0; i < offset; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 0;
+      } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+        ++column;
+      }
+    }
+  }
+  // libyaml's marks are 0-based; people count lines and columns from 1.
+  std::string message =
+      absl::StrCat("yaml: line ", line + 1, ", column ", column + 1, ": ",
+                   parser.problem != nullptr ? parser.problem : "not YAML");
+  if (parser.context != nullptr) {
+    absl::StrAppend(&message, " (", parser.context, " at line ",
+                    parser.context_mark.line + 1, ")");
+  }
+  return absl::InvalidArgumentError(message);
+}
+
+// Builds one JSON value per YAML document from libyaml's parser events
+// (LoadDocuments feeds them). Thread-compatible; reused across the
+// documents of one text.
+class JsonBuilder {
+ public:
   // The finished document: its JSON (null when empty), or why it cannot be
   // JSON.
   absl::StatusOr<json> Take() {
@@ -97,22 +131,15 @@ class JsonBuilder : public YAML::EventHandler {
     return std::move(root_);
   }
 
-  void OnDocumentStart(const YAML::Mark& mark) override {
-    start_ = mark;
+  void OnDocumentStart() {
     root_ = nullptr;
     stack_.clear();
     anchors_.clear();
     error_ = absl::OkStatus();
     budget_ = kMaxNodesPerDocument;
   }
-  void OnDocumentEnd() override {}
 
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    if (!Charge(1) || !NotAKey()) return;
-    Add(json(nullptr), anchor);
-  }
-
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+  void OnAlias(absl::string_view anchor) {
     if (!error_.ok() || !NotAKey()) return;
     const auto it = anchors_.find(anchor);
     if (it == anchors_.end()) {
@@ -122,50 +149,47 @@ class JsonBuilder : public YAML::EventHandler {
     // Aliases copy: charge the copy, so a small text cannot expand into a
     // huge tree ("billion laughs").
     if (!Charge(CountNodes(it->second, budget_ + 1))) return;
-    Add(it->second, YAML::NullAnchor);
+    Add(it->second, "");
   }
 
-  void OnScalar(const YAML::Mark& mark, const std::string& tag,
-                YAML::anchor_t anchor, const std::string& value) override {
+  // `is_string`: quoted, block or tagged as a string; otherwise the value
+  // is resolved as a plain scalar.
+  void OnScalar(absl::string_view anchor, absl::string_view value,
+                bool is_string) {
     if (!Charge(1)) return;
     Frame* top = stack_.empty() ? nullptr : &stack_.back();
     if (top != nullptr && top->value.is_object() && !top->key.has_value()) {
       // Map keys are strings whatever they look like (`16: x` has key
-      // "16"), as Kubernetes' YAML reader makes them.
-      if (top->value.contains(value)) {
-        Fail(FieldPath(top->path, value), "duplicate key");
+      // "16"), as Kubernetes' YAML reader makes them; but null is no key.
+      if (!is_string && ResolvesToNull(value)) {
+        Fail(top->path, "map keys must be strings");
         return;
       }
-      top->key = value;
+      std::string key(value);
+      if (top->value.contains(key)) {
+        Fail(FieldPath(top->path, key), "duplicate key");
+        return;
+      }
+      top->key = std::move(key);
       return;
     }
-    // "!" is yaml-cpp's tag for quoted and block scalars: always strings.
-    if (tag == "!" || tag == kStrTag) {
-      Add(json(value), anchor);
-    } else {
-      Add(ResolvePlainScalar(value), anchor);
-    }
+    Add(is_string ? json(std::string(value)) : ResolvePlainScalar(value),
+        anchor);
   }
 
-  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag,
-                       YAML::anchor_t anchor,
-                       YAML::EmitterStyle::value style) override {
+  void OnSequenceStart(absl::string_view anchor) {
     Open(json::array(), anchor);
   }
-  void OnSequenceEnd() override { Close(); }
-
-  void OnMapStart(const YAML::Mark& mark, const std::string& tag,
-                  YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value style) override {
+  void OnMappingStart(absl::string_view anchor) {
     Open(json::object(), anchor);
   }
-  void OnMapEnd() override { Close(); }
+  void OnCollectionEnd() { Close(); }
 
  private:
   // A collection being built.
   struct Frame {
     json value;
-    YAML::anchor_t anchor;
+    std::string anchor;  // empty: none
     std::string path;
     // In a map: the key whose value comes next.
     std::optional<std::string> key;
@@ -219,15 +243,16 @@ class JsonBuilder : public YAML::EventHandler {
     return top.key.has_value() ? FieldPath(top.path, *top.key) : top.path;
   }
 
-  void Open(json value, YAML::anchor_t anchor) {
+  void Open(json value, absl::string_view anchor) {
     if (!Charge(1) || !NotAKey()) return;
     if (stack_.size() >= kMaxDepth) {
       Fail(ChildPath(), "nested too deeply");
       return;
     }
     std::string path = ChildPath();
-    stack_.push_back(
-        Frame{.value = std::move(value), .anchor = anchor, .path = path});
+    stack_.push_back(Frame{.value = std::move(value),
+                           .anchor = std::string(anchor),
+                           .path = std::move(path)});
   }
 
   void Close() {
@@ -238,8 +263,8 @@ class JsonBuilder : public YAML::EventHandler {
   }
 
   // Places a finished node in its parent (or as the document).
-  void Add(json value, YAML::anchor_t anchor) {
-    if (anchor != YAML::NullAnchor) anchors_[anchor] = value;
+  void Add(json value, absl::string_view anchor) {
+    if (!anchor.empty()) anchors_[std::string(anchor)] = value;
     if (stack_.empty()) {
       root_ = std::move(value);
       return;
@@ -253,10 +278,9 @@ class JsonBuilder : public YAML::EventHandler {
     }
   }
 
-  YAML::Mark start_;
   json root_;
   std::vector<Frame> stack_;
-  std::map<YAML::anchor_t, json> anchors_;
+  std::map<std::string, json, std::less<>> anchors_;
   absl::Status error_;
   size_t budget_ = kMaxNodesPerDocument;
 };
@@ -292,10 +316,7 @@ bool IsJsonDepthOk(const json& value, size_t depth) {
 }  // namespace
 
 json ResolvePlainScalar(absl::string_view text) {
-  if (text.empty() || text == "~" || text == "null" || text == "Null" ||
-      text == "NULL") {
-    return json(nullptr);
-  }
+  if (ResolvesToNull(text)) return json(nullptr);
   if (text == "true" || text == "True" || text == "TRUE") return json(true);
   if (text == "false" || text == "False" || text == "FALSE") {
     return json(false);
@@ -399,33 +420,63 @@ absl::StatusOr<std::vector<absl::StatusOr<json>>> LoadDocuments(
     }
   }
 
-  std::istringstream in{std::string(text)};
-  try {
-    YAML::Parser parser(in);
-    JsonBuilder builder;
-    std::optional<int> previous_start;
-    while (parser.HandleNextDocument(builder)) {
-      // A document that starts where the previous one did consumed
-      // nothing: yaml-cpp 0.7 is stuck on a token it cannot place.
-      if (previous_start == builder.start().pos) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("yaml: line ", builder.start().line + 1, ", column ",
-                         builder.start().column + 1, ": unexpected character"));
-      }
-      previous_start = builder.start().pos;
-      absl::StatusOr<json> document = builder.Take();
-      if (document.ok() && document->is_null()) continue;  // Empty.
-      documents.push_back(std::move(document));
-    }
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp marks are 0-based; people count lines and columns from 1.
-    return absl::InvalidArgumentError(
-        absl::StrCat("yaml: line ", e.mark.line + 1, ", column ",
-                     e.mark.column + 1, ": ", e.msg));
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("yaml: ", e.what()));
+  // libyaml, the parser Kubernetes' own YAML reader was ported from (go-yaml),
+  // so kq reads a manifest as kubectl does.
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) {
+    return absl::ResourceExhaustedError("yaml: cannot initialize the parser");
   }
-  return documents;
+  absl::Cleanup delete_parser = [&parser] { yaml_parser_delete(&parser); };
+  yaml_parser_set_input_string(
+      &parser, reinterpret_cast<const unsigned char*>(text.data()),
+      text.size());
+  JsonBuilder builder;
+  while (true) {
+    yaml_event_t event;
+    if (!yaml_parser_parse(&parser, &event)) return ParseError(parser, text);
+    absl::Cleanup delete_event = [&event] { yaml_event_delete(&event); };
+    switch (event.type) {
+      case YAML_STREAM_END_EVENT:
+        return documents;
+      case YAML_DOCUMENT_START_EVENT:
+        builder.OnDocumentStart();
+        break;
+      case YAML_DOCUMENT_END_EVENT: {
+        absl::StatusOr<json> document = builder.Take();
+        if (document.ok() && document->is_null()) break;  // Empty.
+        documents.push_back(std::move(document));
+        break;
+      }
+      case YAML_ALIAS_EVENT:
+        builder.OnAlias(TextOf(event.data.alias.anchor));
+        break;
+      case YAML_SCALAR_EVENT: {
+        const auto& scalar = event.data.scalar;
+        const absl::string_view tag = TextOf(scalar.tag);
+        const bool is_string = tag.empty()
+                                   ? scalar.style != YAML_PLAIN_SCALAR_STYLE
+                                   : tag == kNonSpecificTag || tag == kStrTag;
+        builder.OnScalar(
+            TextOf(scalar.anchor),
+            absl::string_view(reinterpret_cast<const char*>(scalar.value),
+                              scalar.length),
+            is_string);
+        break;
+      }
+      case YAML_SEQUENCE_START_EVENT:
+        builder.OnSequenceStart(TextOf(event.data.sequence_start.anchor));
+        break;
+      case YAML_MAPPING_START_EVENT:
+        builder.OnMappingStart(TextOf(event.data.mapping_start.anchor));
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT:
+        builder.OnCollectionEnd();
+        break;
+      default:  // Stream start, and no event at all.
+        break;
+    }
+  }
 }
 
 namespace {

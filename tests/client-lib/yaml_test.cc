@@ -73,6 +73,29 @@ yes_is_a_string: yes
   EXPECT_EQ(got["yes_is_a_string"], json("yes"));
 }
 
+TEST(LoadDocumentsTest, TagsAndStylesDecideWhetherAScalarIsAString) {
+  const json got = LoadOne(
+      "non_specific: ! 16\nfolded: >\n  a\n  b\nint_tag: !!int 5\n"
+      "double_quoted: \"~\"\n");
+  EXPECT_EQ(got["non_specific"], json("16"));
+  EXPECT_EQ(got["folded"], json("a b\n"));
+  EXPECT_EQ(got["int_tag"], json(5));
+  EXPECT_EQ(got["double_quoted"], json("~"));
+}
+
+TEST(LoadDocumentsTest, NullIsNoMapKey) {
+  for (const char* text : {"~: a\n", "null: a\n", "? \n: a\n"}) {
+    SCOPED_TRACE(text);
+    auto documents = LoadDocuments(text);
+    ASSERT_TRUE(documents.ok()) << documents.status();
+    ASSERT_EQ(documents->size(), 1u);
+    ASSERT_FALSE((*documents)[0].ok());
+    EXPECT_THAT((*documents)[0].status().message(),
+                HasSubstr("map keys must be strings"));
+  }
+  EXPECT_EQ(LoadOne("'~': a\n"), json({{"~", "a"}}));
+}
+
 TEST(LoadDocumentsTest, ResolvesCoreSchemaScalars) {
   EXPECT_TRUE(ResolvePlainScalar("").is_null());
   EXPECT_TRUE(ResolvePlainScalar("NULL").is_null());
@@ -143,9 +166,9 @@ TEST(LoadDocumentsTest, DocumentsThatCannotBecomeJsonFailAlone) {
   EXPECT_TRUE((*documents)[3].ok());
 }
 
-// yaml-cpp 0.7's LoadAll never returns on these (jbeder/yaml-cpp#1040) and
-// allocates until memory runs out; kq must report a syntax error instead.
-TEST(LoadDocumentsTest, InputThatStallsYamlCppIsASyntaxError) {
+// yaml-cpp 0.7's LoadAll never returned on these (jbeder/yaml-cpp#1040),
+// allocating until memory ran out; they stay syntax errors.
+TEST(LoadDocumentsTest, InputThatStalledYamlCppIsASyntaxError) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {",", "yaml: line 1, column 1: "},
       {",apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n",
@@ -171,7 +194,7 @@ TEST(LoadDocumentsTest, AnchorsAndAliasesAreExpanded) {
   EXPECT_EQ(got["list"], json({1, 1}));
 
   auto unknown = LoadDocuments("a: &a [*a]\n");
-  // yaml-cpp itself may refuse the self-reference; either way it is an
+  // The parser itself may refuse the self-reference; either way it is an
   // error, never a cycle.
   const bool refused =
       !unknown.ok() || (unknown->size() == 1 && !(*unknown)[0].ok());
