@@ -1,6 +1,7 @@
 #include "server/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <set>
@@ -83,6 +84,35 @@ Entry EntryOf(const Head& head, cache::ClusterQueueSnapshot* cq,
                std::move(targets)};
 }
 
+// Appends to a NominationMemo key in a self-delimiting form: each field
+// is a tag byte, then fixed-width integers or length-prefixed strings, so
+// two different heads never make the same key whatever their strings hold
+// (an annotation value may hold any byte), and nothing is formatted as
+// decimal text (this runs for every head of every pass).
+class KeyWriter {
+ public:
+  explicit KeyWriter(std::string& key) : key_(key) { key_.clear(); }
+
+  KeyWriter& Tag(char tag) {
+    key_.push_back(tag);
+    return *this;
+  }
+  KeyWriter& Int(int64_t value) {
+    char bytes[sizeof(value)];
+    std::memcpy(bytes, &value, sizeof(value));
+    key_.append(bytes, sizeof(bytes));
+    return *this;
+  }
+  KeyWriter& Str(absl::string_view text) {
+    Int(static_cast<int64_t>(text.size()));
+    key_.append(text.data(), text.size());
+    return *this;
+  }
+
+ private:
+  std::string& key_;
+};
+
 // The equivalence key of a head for NominationMemo: everything the flavor
 // assigner and the preemption searches read of the workload. The pod
 // template is not read (its requests are in `requests`); the queue-order
@@ -90,66 +120,38 @@ Entry EntryOf(const Head& head, cache::ClusterQueueSnapshot* cq,
 void BuildNominationKey(const Workload& wl,
                         const cache::ClusterQueueSnapshot& cq,
                         std::string& key) {
-  key.assign(cq.name());
-  absl::StrAppend(&key, "\x1f", wl.priority);
+  KeyWriter out(key);
+  out.Str(cq.name()).Tag('P').Int(wl.priority);
   if (cq.spec.preemption.within_cluster_queue ==
           preemption::kPolicyLowerOrNewerEqualPriority ||
       cq.spec.preemption.reclaim_within_cohort ==
           preemption::kPolicyLowerOrNewerEqualPriority) {
-    absl::StrAppend(&key,
-                    "\x1f"
-                    "t",
-                    absl::ToUnixNanos(QueueOrderTimestamp(wl)));
+    out.Tag('T').Int(absl::ToUnixNanos(QueueOrderTimestamp(wl)));
   }
   for (const auto& [name, value] : wl.meta.annotations) {
     // Kueue's priority boost (a feature gate) adds to the priority.
-    if (name == preemption::kPriorityBoostAnnotation) {
-      absl::StrAppend(&key,
-                      "\x1f"
-                      "b",
-                      value);
-    }
+    if (name == preemption::kPriorityBoostAnnotation) out.Tag('B').Str(value);
   }
   for (const auto& [pod_set, count] : wl.reclaimable_pods) {
-    absl::StrAppend(&key,
-                    "\x1f"
-                    "r",
-                    pod_set, "=", count);
+    out.Tag('R').Str(pod_set).Int(count);
   }
   for (const PodSet& ps : wl.pod_sets) {
-    absl::StrAppend(&key,
-                    "\x1e"
-                    "p",
-                    ps.name, "\x1f", ps.count, "\x1f",
-                    ps.min_count.value_or(-1));
+    out.Tag('S').Str(ps.name).Int(ps.count).Int(ps.min_count.value_or(-1));
     for (const auto& [resource, quantity] : ps.requests) {
-      absl::StrAppend(&key, "\x1f", resource, "=", quantity.milli());
+      out.Tag('q').Str(resource).Int(quantity.milli());
     }
     for (const auto& [label, value] : ps.node_selector) {
-      absl::StrAppend(&key,
-                      "\x1f"
-                      "n",
-                      label, "=", value);
+      out.Tag('n').Str(label).Str(value);
     }
     for (const Toleration& t : ps.tolerations) {
-      absl::StrAppend(&key,
-                      "\x1f"
-                      "t",
-                      t.key, "\x1d", t.op, "\x1d", t.value, "\x1d", t.effect,
-                      "\x1d", t.toleration_seconds.value_or(-1));
+      out.Tag('t').Str(t.key).Str(t.op).Str(t.value).Str(t.effect).Int(
+          t.toleration_seconds.value_or(-1));
     }
     for (const NodeSelectorTerm& term : ps.required_node_affinity) {
-      absl::StrAppend(&key,
-                      "\x1f"
-                      "a");
+      out.Tag('a');
       for (const LabelSelectorRequirement& r : term.match_expressions) {
-        absl::StrAppend(&key,
-                        "\x1d"
-                        "",
-                        r.key, "\x1c", r.op);
-        for (const std::string& v : r.values) {
-          absl::StrAppend(&key, "\x1c", v);
-        }
+        out.Tag('e').Str(r.key).Str(r.op);
+        for (const std::string& v : r.values) out.Tag('v').Str(v);
       }
     }
   }
