@@ -148,8 +148,19 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
     Remove(key.workload);
     held = where_.end();
   }
-  auto q = queues_.try_emplace(cluster_queue).first;
-  Pending& pending = q->second;
+  // A held entry knows its queue (every pass requeues each head it popped):
+  // no walk of queues_ by name.
+  const std::string* queue_name = nullptr;
+  Pending* queue = nullptr;
+  if (held != where_.end()) {
+    queue_name = held->second.cluster_queue;
+    queue = held->second.pending;
+  } else {
+    auto q = queues_.try_emplace(cluster_queue).first;
+    queue_name = &q->first;
+    queue = &q->second;
+  }
+  Pending& pending = *queue;
   // Kueue's requeueIfNotPresent (backoff is not modelled yet: every requeue
   // is past its backoff).
   const bool to_active =
@@ -158,7 +169,7 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
   if (held == where_.end() || held->second.place == Place::kPopped) {
     Entry& entry = held == where_.end() ? EntryFor(key) : held->second;
     if (!HasKey(entry, key)) SetKey(entry, key);
-    entry.cluster_queue = &q->first;
+    entry.cluster_queue = queue_name;
     entry.pending = &pending;
     if (!to_active) {
       Park(entry);
