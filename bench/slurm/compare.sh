@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kq beside Slurm on this machine, in one run (issue 6):
 #   1. 2,000 submissions, one command each: `sbatch --wrap true` vs
-#      `kq submit`, sequentially and in 2 parallel streams;
+#      `kq submit`, sequentially and in 2 parallel streams, the two systems
+#      taking turns in 4 rounds;
 #   2. each system's fastest bulk path: one job array of 2,000 vs one
 #      `kq apply` of 2,000 Workloads (one AdminService.Apply);
 #   3. 2,000 held jobs released at once, until all started and finished:
@@ -186,42 +187,76 @@ queues Hold Hold >"$T/kq/queues-held.yaml"
 "$KQ" apply -f "$T/kq/queues-held.yaml" >/dev/null
 
 # ---- 1. one command per job --------------------------------------------------
+# The two systems take turns, in ROUNDS rounds each a slice of the jobs, and
+# which goes first alternates: both see the same host (a shared machine's
+# speed drifts over minutes) and the same background (slurmctld keeps the
+# jobs already queued). Each system's rate is its jobs over its own time.
 echo "1. $JOBS submissions, one command each..." >&2
 cd "$T/jobs"
-s0=$(now)
-for i in $(seq "$JOBS"); do sbatch -Q --hold -o /dev/null --wrap true >/dev/null; done
-s1=$(now)
-k0=$(now)
-for i in $(seq "$JOBS"); do
-  "$KQ" submit -n bench --queue held --name "one-$i" --request cpu=1 >/dev/null
-done
-k1=$(now)
-SBATCH_SEQ=$(rate "$JOBS" "$s0" "$s1"); KQ_SEQ=$(rate "$JOBS" "$k0" "$k1")
+ROUNDS=4
+# slice ROUND -> how many jobs round ROUND (1-based) submits; the last round
+# takes the remainder.
+slice() {
+  local per=$((JOBS / ROUNDS))
+  if [ "$1" -eq "$ROUNDS" ]; then echo $((JOBS - per * (ROUNDS - 1))); else echo "$per"; fi
+}
+add() { awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { printf "%.6f", a + c - b }'; }
+# sbatch_one COUNT [NAME]: COUNT held jobs, one sbatch each.
+sbatch_one() {
+  for _ in $(seq "$1"); do sbatch -Q --hold -J "${2:-one}" -o /dev/null --wrap true >/dev/null; done
+}
+# kq_one QUEUE PREFIX FROM COUNT: COUNT workloads, one kq submit each.
+kq_one() {
+  for i in $(seq "$3" $(($3 + $4 - 1))); do
+    "$KQ" submit -n bench --queue "$1" --name "$2-$i" --request cpu=1 >/dev/null
+  done
+}
+# in_two_streams COMMAND...: runs COMMAND 1 and COMMAND 2 at once (the
+# stream's number last); `wait` names its pids, a bare one would wait for
+# the daemons too.
+in_two_streams() {
+  local pids=()
+  for stream in 1 2; do
+    "$@" "$stream" &
+    pids+=("$!")
+  done
+  wait "${pids[@]}"
+}
+sbatch_stream() { sbatch_one "$1" two; }
+kq_stream() { kq_one bulk "two-r$2-$3" 1 "$1"; }
 
-half=$((JOBS / 2))
+SBATCH_TIME=0; KQ_TIME=0; next=1
+for round in $(seq "$ROUNDS"); do
+  n=$(slice "$round")
+  for turn in 1 2; do
+    if [ $(( (round + turn) % 2 )) -eq 0 ]; then
+      a=$(now); sbatch_one "$n"; b=$(now); SBATCH_TIME=$(add "$SBATCH_TIME" "$a" "$b")
+    else
+      a=$(now); kq_one held one "$next" "$n"; b=$(now); KQ_TIME=$(add "$KQ_TIME" "$a" "$b")
+    fi
+  done
+  next=$((next + n))
+done
+SBATCH_SEQ=$(rate "$JOBS" 0 "$SBATCH_TIME"); KQ_SEQ=$(rate "$JOBS" 0 "$KQ_TIME")
+
 # The 2-stream jobs are cancelled / go to another queue: part 3 releases
 # only part 1's.
-# `wait` names its pids: a bare one would wait for the daemons too.
-s0=$(now)
-STREAMS=()
-for stream in 1 2; do
-  ( for i in $(seq "$half"); do sbatch -Q --hold -J two -o /dev/null --wrap true >/dev/null; done ) &
-  STREAMS+=("$!")
+SBATCH_TIME=0; KQ_TIME=0; TWO=0
+for round in $(seq "$ROUNDS"); do
+  half=$(( $(slice "$round") / 2 ))
+  TWO=$((TWO + 2 * half))
+  for turn in 1 2; do
+    if [ $(( (round + turn) % 2 )) -eq 0 ]; then
+      a=$(now); in_two_streams sbatch_stream "$half"; b=$(now)
+      SBATCH_TIME=$(add "$SBATCH_TIME" "$a" "$b")
+    else
+      a=$(now); in_two_streams kq_stream "$half" "$round"; b=$(now)
+      KQ_TIME=$(add "$KQ_TIME" "$a" "$b")
+    fi
+  done
 done
-wait "${STREAMS[@]}"
-s1=$(now)
 scancel -n two
-k0=$(now)
-STREAMS=()
-for stream in 1 2; do
-  ( for i in $(seq "$half"); do
-      "$KQ" submit -n bench --queue bulk --name "two-$stream-$i" --request cpu=1 >/dev/null
-    done ) &
-  STREAMS+=("$!")
-done
-wait "${STREAMS[@]}"
-k1=$(now)
-SBATCH_TWO=$(rate "$((2 * half))" "$s0" "$s1"); KQ_TWO=$(rate "$((2 * half))" "$k0" "$k1")
+SBATCH_TWO=$(rate "$TWO" 0 "$SBATCH_TIME"); KQ_TWO=$(rate "$TWO" 0 "$KQ_TIME")
 
 # ---- 2. the bulk path ---------------------------------------------------------
 echo "2. $JOBS at once: job array vs one kq apply..." >&2
@@ -306,6 +341,7 @@ Machine: $(nproc) cores (nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d:
 | release $JOBS held jobs until all ran \`true\` and finished | $SLURM_RELEASE ($SLURM_RELEASE_RATE) | $KQ_RELEASE ($KQ_RELEASE_RATE) |
 
 - Each row is one command per job or per batch, as a user would type it: process start, connection and the call are all counted (sbatch talks to slurmctld through munge; kq to kqd over gRPC, every acknowledgement durable with synchronous=FULL).
+- The one-command rows alternate: $ROUNDS rounds, each a slice of the jobs for Slurm and then kq or the other way round (alternating), so that both meet the same host and the same queued jobs; each rate is a system's jobs over its own time.
 - Held submissions on both sides; part 3 releases part 1's jobs (scontrol release / the ClusterQueue's stopPolicy back to None) and ends when the last one finished (squeue empty / the runner saw $JOBS Finish acknowledged).
 - Process start alone (\`kq version\` / \`sbatch --version\`, 50 runs each): $KQ_START / $SBATCH_START per command.
 - Durability differs: slurmctld answers sbatch before its state files are written (a background thread saves state), kqd after the workload's commit is fsync'd. A job array is one job record until its tasks are scheduled; \`kq apply\` stores $JOBS workloads.
