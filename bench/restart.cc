@@ -133,7 +133,12 @@ absl::StatusOr<Filled> Fill(const std::string& path,
       filled.bytes += proto.ByteSizeLong();
       absl::StatusOr<Workload> wl = codec::FromProto(proto);
       if (!wl.ok()) return wl.status();
-      // As kqd writes them: the templates apart from the rows.
+      // As kqd writes them: with the digest of each template's shape it
+      // made when the workload came in, and the templates apart from the
+      // rows.
+      for (PodSet& ps : wl->pod_sets) {
+        ps.spec_shape = codec::SpecShapeDigest(ps.template_json);
+      }
       std::vector<store::PodTemplate> templates =
           store::DetachPodTemplates(*wl);
       std::move(templates.begin(), templates.end(),

@@ -43,7 +43,7 @@ v1::Workload MixWorkload(int64_t i, int cluster_queues) {
 // (kqd writes it to disk; this in-process benchmark has no store).
 absl::StatusOr<Workload> HeldWorkload(int64_t i, int cluster_queues) {
   absl::StatusOr<Workload> wl =
-      codec::FromProto(MixWorkload(i, cluster_queues));
+      codec::FromClientProto(MixWorkload(i, cluster_queues));
   if (!wl.ok()) return wl;
   wl->meta.uid = absl::StrCat("uid-", i);
   store::DetachPodTemplates(*wl);

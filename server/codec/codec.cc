@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -870,6 +871,33 @@ absl::Status CheckTemplateText(absl::string_view path,
 // `from_client`: the pod set came from a client, whose template fields are
 // checked here (the store's were when they came in): the store's own mark,
 // both forms at once, or text TemplateTextChecker refuses.
+// Whether SpecShapeDigest keeps the member `key` whose path from the
+// template's root is `path` (keys by depth; an array element's depth has
+// none). The members Kueue's SpecShape reads of a PodSpec, and of each
+// container only its requests and ports.
+bool InSpecShape(const std::vector<std::string>& path, int depth,
+                 const std::string& key) {
+  static const absl::flat_hash_set<absl::string_view> kSpecFields = {
+      "initContainers", "containers",
+      "nodeSelector",   "affinity",
+      "tolerations",    "runtimeClassName",
+      "priority",       "topologySpreadConstraints",
+      "overhead",       "resourceClaims",
+      "resources"};
+  if (depth == 1) return key == "spec";
+  if (depth == 2) return kSpecFields.contains(key);
+  const bool in_containers =
+      path[2] == "containers" || path[2] == "initContainers";
+  // spec.resources: only its requests (pod-level resources, KEP-2837).
+  if (depth == 3 && path[2] == "resources") return key == "requests";
+  // spec.containers[i].<key> (depth 3 is the element).
+  if (depth == 4 && in_containers) return key == "resources" || key == "ports";
+  if (depth == 5 && in_containers && path[4] == "resources") {
+    return key == "requests";
+  }
+  return true;
+}
+
 absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
                                        bool from_client) {
   const std::string path = absl::StrCat("spec.podSets[", index, "]");
@@ -916,6 +944,13 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
         ps.template_json,
         CanonicalJson(absl::StrCat(path, ".template"), proto.template_()));
   }
+  // kqd makes the digest from a client's template (a client's own is never
+  // taken); the stored form carries it.
+  if (!from_client) {
+    ps.spec_shape = proto.spec_shape();
+  } else if (!ps.template_json.empty()) {
+    ps.spec_shape = SpecShapeDigest(ps.template_json);
+  }
   return ps;
 }
 
@@ -949,6 +984,7 @@ void PodSetToProto(const PodSet& ps, TemplateOut out, v1::PodSet* proto) {
     } else {
       proto->set_template_json(ps.template_json);
     }
+    proto->set_spec_shape(ps.spec_shape);
   } else if (out == TemplateOut::kJson) {
     proto->set_template_json(ps.template_json);
   } else if (!ps.template_json.empty()) {
@@ -1322,6 +1358,31 @@ absl::StatusOr<Configuration> FromProto(const v1::Configuration& proto) {
 
 std::string QuantityToProto(absl::string_view resource, Quantity q) {
   return QuantityText(resource, q);
+}
+
+uint64_t SpecShapeDigest(absl::string_view template_json) {
+  // The template with every member outside Kueue's SpecShape dropped while
+  // parsing; its dump (members sorted by key) is what is hashed, so the
+  // members' order in the text does not matter.
+  std::vector<std::string> path;
+  auto keep = [&path](int depth, nlohmann::json::parse_event_t event,
+                      nlohmann::json& parsed) {
+    if (event != nlohmann::json::parse_event_t::key) return true;
+    path.resize(depth);
+    path.push_back(parsed.get<std::string>());
+    return InSpecShape(path, depth, path.back());
+  };
+  nlohmann::json shape =
+      nlohmann::json::parse(template_json, keep, /*allow_exceptions=*/false);
+  if (shape.is_discarded()) return 0;
+  // FNV-1a: stable across processes and builds, as a digest kept on disk
+  // must be.
+  uint64_t digest = 14695981039346656037ULL;
+  for (const char c : shape.dump()) {
+    digest ^= static_cast<unsigned char>(c);
+    digest *= 1099511628211ULL;
+  }
+  return digest == 0 ? 1 : digest;
 }
 
 }  // namespace kq::codec

@@ -295,6 +295,12 @@ struct PodSet {
   // not in memory: kqd's state leaves template_json empty, and the engine
   // reads the text back for every workload it answers with or publishes.
   bool template_on_disk = false;
+  // A digest of the template's scheduling-relevant pod spec shape
+  // (codec::SpecShapeDigest), made when kqd received the template and kept
+  // with the workload, as the text is not; 0 when not known (a template
+  // stored before kqd kept digests). Part of the workload's scheduling
+  // equivalence (queue::SchedulingHash).
+  uint64_t spec_shape = 0;
   friend bool operator==(const PodSet&, const PodSet&) = default;
 };
 

@@ -696,6 +696,113 @@ TEST(CodecTest, StoredFormMarksATemplateKeptOnDisk) {
   EXPECT_EQ(answer.spec().pod_sets(0).template_().fields().count("spec"), 1u);
 }
 
+// Kueue's SpecShape: what of a pod spec makes two workloads schedule alike.
+TEST(SpecShapeDigestTest, CountsTheSchedulingShapeOnly) {
+  const std::string base = R"({"metadata":{"labels":{"job-name":"a"}},
+    "spec":{"containers":[{"name":"c","image":"busybox:1",
+      "resources":{"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"2"}},
+      "ports":[{"containerPort":80}]}],
+      "nodeSelector":{"pool":"x"},"restartPolicy":"Never"}})";
+  const uint64_t digest = SpecShapeDigest(base);
+  EXPECT_NE(digest, 0u);
+  // Not counted: labels, names, images, limits, restart policy, and the
+  // order of members.
+  EXPECT_EQ(SpecShapeDigest(R"({"spec":{"restartPolicy":"OnFailure",
+      "nodeSelector":{"pool":"x"},"containers":[{"ports":[{"containerPort":80}],
+      "image":"other","name":"d","resources":{"limits":{"cpu":"4"},
+      "requests":{"memory":"1Gi","cpu":"1"}}}]},
+      "metadata":{"labels":{"job-name":"b"}}})"),
+            digest);
+  // Counted: requests, ports, how requests split over containers, node
+  // selectors, tolerations, runtimeClassName, init containers.
+  for (
+      const char* other : {
+          R"({"spec":{"containers":[{"resources":{"requests":{"cpu":"2","memory":"1Gi"}},"ports":[{"containerPort":80}]}],"nodeSelector":{"pool":"x"}}})",
+          R"({"spec":{"containers":[{"resources":{"requests":{"cpu":"1","memory":"1Gi"}},"ports":[{"containerPort":81}]}],"nodeSelector":{"pool":"x"}}})",
+          R"({"spec":{"containers":[{"resources":{"requests":{"cpu":"1","memory":"1Gi"}},"ports":[{"containerPort":80}]}],"nodeSelector":{"pool":"y"}}})",
+          R"({"spec":{"containers":[{"resources":{"requests":{"cpu":"1","memory":"1Gi"}},"ports":[{"containerPort":80}]}],"nodeSelector":{"pool":"x"},"runtimeClassName":"gvisor"}})",
+          R"({"spec":{"containers":[{"resources":{"requests":{"cpu":"1","memory":"1Gi"}},"ports":[{"containerPort":80}]}],"nodeSelector":{"pool":"x"},"tolerations":[{"key":"k","operator":"Exists"}]}})",
+          R"({"spec":{"containers":[{"resources":{"requests":{"cpu":"500m"}},"ports":[{"containerPort":80}]},{"resources":{"requests":{"cpu":"500m","memory":"1Gi"}}}],"nodeSelector":{"pool":"x"}}})",
+          R"({"spec":{"initContainers":[{"resources":{"requests":{"cpu":"1"}}}],"containers":[{"resources":{"requests":{"cpu":"1","memory":"1Gi"}},"ports":[{"containerPort":80}]}],"nodeSelector":{"pool":"x"}}})",
+      }) {
+    SCOPED_TRACE(other);
+    EXPECT_NE(SpecShapeDigest(other), digest);
+  }
+  EXPECT_EQ(SpecShapeDigest("not json"), 0u);
+}
+
+// kqd makes the digest from the template a client sends, as text or as a
+// Struct, ignores one a client sends, and keeps it in the stored form only.
+TEST(SpecShapeDigestTest, MadeFromTheClientsTemplateAndStored) {
+  auto text = ParseText<v1::Workload>(R"pb(
+    spec {
+      pod_sets {
+        name: "main"
+        template_json: "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
+        spec_shape: 7
+      }
+    }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(Workload from_text, FromClientProto(text));
+  const uint64_t digest = from_text.pod_sets[0].spec_shape;
+  EXPECT_EQ(digest, SpecShapeDigest(text.spec().pod_sets(0).template_json()));
+  EXPECT_NE(digest, 7u);
+  auto as_struct = ParseText<v1::Workload>(R"pb(
+    spec {
+      pod_sets {
+        name: "main"
+        template {
+          fields {
+            key: "spec"
+            value {
+              struct_value {
+                fields {
+                  key: "containers"
+                  value {
+                    list_value {
+                      values {
+                        struct_value {
+                          fields {
+                            key: "resources"
+                            value {
+                              struct_value {
+                                fields {
+                                  key: "requests"
+                                  value {
+                                    struct_value {
+                                      fields {
+                                        key: "cpu"
+                                        value { string_value: "1" }
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  )pb");
+  ASSERT_OK_AND_ASSIGN(Workload from_struct, FromClientProto(as_struct));
+  EXPECT_EQ(from_struct.pod_sets[0].spec_shape, digest);
+
+  from_text.pod_sets[0].template_on_disk = true;
+  const v1::Workload stored = ToStoredProto(from_text);
+  EXPECT_EQ(stored.spec().pod_sets(0).spec_shape(), digest);
+  ASSERT_OK_AND_ASSIGN(Workload loaded, FromProto(stored));
+  EXPECT_EQ(loaded.pod_sets[0].spec_shape, digest);
+  EXPECT_EQ(ToProto(from_text).spec().pod_sets(0).spec_shape(), 0u);
+}
+
 TEST(CodecTest, ClientsCannotMarkATemplateOnDisk) {
   auto proto = ParseText<v1::Workload>(R"pb(
     spec {
