@@ -403,6 +403,11 @@ inline constexpr char kConditionEvicted[] = "Evicted";
 inline constexpr char kConditionRequeued[] = "Requeued";
 inline constexpr char kConditionActive[] = "Active";
 
+// The annotation whose int32 value Kueue adds to a workload's priority
+// (the PriorityBoost gate; see preemption::PriorityBoost).
+inline constexpr char kPriorityBoostAnnotation[] =
+    "kueue.x-k8s.io/priority-boost";
+
 // Kueue's workload.Ordering.GetQueueOrderTimestamp (requeuingStrategy
 // timestamp Eviction, its default): the eviction time for a workload evicted
 // by PodsReadyTimeout or an AdmissionCheck, its creation time otherwise.

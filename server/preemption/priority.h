@@ -17,9 +17,9 @@
 
 namespace kq::preemption {
 
-// The annotation whose int32 value Kueue adds to a workload's priority.
-inline constexpr char kPriorityBoostAnnotation[] =
-    "kueue.x-k8s.io/priority-boost";
+// The annotation whose int32 value Kueue adds to a workload's priority
+// (defined with the other workload names in server/core/objects.h).
+using ::kq::kPriorityBoostAnnotation;
 
 // Kueue feature gates that change how preemption compares and chooses
 // workloads. Each defaults to Kueue's default for the gate it models (at

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <tuple>
+#include <vector>
+
+#include "server/queue/scheduling_hash.h"
 
 namespace kq::queue {
 
@@ -45,6 +48,8 @@ void Manager::SetKey(Entry& entry, const QueueKey& key) {
   entry.timestamp = key.timestamp;
   entry.uid = key.uid;
   entry.object = key.object;
+  entry.scheduling_hash =
+      key.object == nullptr ? 0 : SchedulingHash(*key.object);
 }
 
 bool Manager::HasKey(const Entry& entry, const QueueKey& key) {
@@ -95,14 +100,45 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
 }
 
 void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
+  auto held = where_.find(key.workload);
+  const bool was_active =
+      held != where_.end() && held->second.place == Place::kActive;
   Remove(key.workload);
   auto q = queues_.try_emplace(cluster_queue).first;
   Entry& entry = EntryFor(key);
   SetKey(entry, key);
   entry.cluster_queue = &q->first;
   entry.pending = &q->second;
+  // Kueue's AddOrUpdate: a workload not active already whose equivalent
+  // was parked (BestEffortFIFO) is parked without a try.
+  const Pending& pending = q->second;
+  if (!was_active && pending.strategy == QueueingStrategy::kBestEffortFIFO &&
+      !pending.bulk_moved.empty() &&
+      pending.bulk_moved.contains(HashOf(entry))) {
+    Park(entry);
+    return;
+  }
   entry.place = Place::kActive;
   q->second.active.insert(SlotOf(entry));
+}
+
+void Manager::BulkMove(Pending& pending, uint64_t hash) {
+  pending.bulk_moved.insert(hash);
+  // One scan of the heap's slots; the heap is rebuilt from the rest (in
+  // order, so each insert is at the end) rather than erased from once per
+  // workload moved.
+  std::vector<Slot> kept;
+  std::vector<Entry*> equivalent;
+  for (const Slot& slot : pending.active) {
+    if (slot.scheduling_hash == hash) {
+      equivalent.push_back(slot.entry);
+    } else {
+      kept.push_back(slot);
+    }
+  }
+  if (equivalent.empty()) return;
+  pending.active = Heap(kept.begin(), kept.end());
+  for (Entry* entry : equivalent) Park(*entry);
 }
 
 void Manager::Remove(const NamespacedName& workload) {
@@ -173,6 +209,13 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
     entry.pending = &pending;
     if (!to_active) {
       Park(entry);
+      if (pending.strategy == QueueingStrategy::kBestEffortFIFO &&
+          (reason == RequeueReason::kNoFit ||
+           reason == RequeueReason::kPreemptionNoCandidates)) {
+        if (const uint64_t hash = HashOf(entry); hash != 0) {
+          BulkMove(pending, hash);
+        }
+      }
       return Requeued::kInadmissible;
     }
     entry.place = Place::kActive;
@@ -210,7 +253,13 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
     if (it == queues_.end()) continue;
     Pending& pending = it->second;
     pending.queue_inadmissible_cycle = pending.pop_cycle;
+    pending.bulk_moved.clear();
+    if (pending.inadmissible.empty()) continue;
     std::vector<Entry*> kept;
+    // When most of the ClusterQueue moves back (every finish in a cohort
+    // moves it all), the heap is rebuilt from one sorted list of its slots
+    // and the moved ones instead of taking an insert per workload.
+    std::vector<Slot> slots(pending.active.begin(), pending.active.end());
     for (Entry* entry : pending.inadmissible) {
       if (eligible && !eligible(name, *entry->workload)) {
         entry->parked_index = static_cast<uint32_t>(kept.size());
@@ -218,10 +267,18 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
         continue;
       }
       entry->place = Place::kActive;
-      pending.active.insert(SlotOf(*entry));
+      slots.push_back(SlotOf(*entry));
       ++moved;
     }
     pending.inadmissible = std::move(kept);
+    if (slots.size() > 2 * pending.active.size()) {
+      std::sort(slots.begin(), slots.end(), SlotLess());
+      pending.active = Heap(slots.begin(), slots.end());
+    } else {
+      for (size_t i = pending.active.size(); i < slots.size(); ++i) {
+        pending.active.insert(slots[i]);
+      }
+    }
   }
   return moved;
 }

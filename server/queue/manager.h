@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/time/time.h"
 
@@ -173,6 +174,9 @@ class Manager {
     int32_t priority;
     absl::Time timestamp;
     Entry* entry;
+    // The entry's scheduling hash, so that a bulk move scans the heap
+    // without reading the entries. Not part of the order.
+    uint64_t scheduling_hash;
   };
   struct SlotLess {
     bool operator()(const Slot& a, const Slot& b) const;
@@ -188,6 +192,11 @@ class Manager {
     // heap when QueueInadmissible ran at or after the last pop.
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;
+    // Kueue's hashToBulkMoveReason (BestEffortFIFO): the scheduling hashes
+    // whose workloads were parked together after one of them was parked as
+    // NoFit or PreemptionNoCandidates; a workload with one of them arriving
+    // later is parked at once. Cleared by QueueInadmissible.
+    absl::flat_hash_set<uint64_t> bulk_moved;
   };
   enum class Place : uint8_t { kActive, kInadmissible, kPopped };
   struct Entry {
@@ -201,6 +210,10 @@ class Manager {
     std::string uid;
     const NamespacedName* workload = nullptr;
     const Workload* object = nullptr;
+    // SchedulingHash(*object), made when the key is set (a pending
+    // workload's shape changes only through a new key or a new push); 0
+    // without an object.
+    uint64_t scheduling_hash = 0;
     // The queues_ element holding it (std::map elements do not move).
     const std::string* cluster_queue = nullptr;
     Pending* pending = nullptr;
@@ -208,7 +221,7 @@ class Manager {
   };
 
   static Slot SlotOf(Entry& entry) {
-    return Slot{entry.priority, entry.timestamp, &entry};
+    return Slot{entry.priority, entry.timestamp, &entry, entry.scheduling_hash};
   }
   // QueueKey's order between entries.
   static bool Before(const Entry& a, const Entry& b);
@@ -218,6 +231,12 @@ class Manager {
   static bool HasKey(const Entry& entry, const QueueKey& key);
   void Park(Entry& entry);
   static void Unpark(Entry& entry);
+  // Kueue's handleInadmissibleHash: remembers `hash` and parks every active
+  // entry of `pending` with that scheduling hash.
+  void BulkMove(Pending& pending, uint64_t hash);
+  // The scheduling hash of the entry's workload; 0 (unknown) when the key
+  // was not made from a workload in place.
+  static uint64_t HashOf(const Entry& entry) { return entry.scheduling_hash; }
   // Where a requeue put a workload.
   enum class Requeued { kNowhere, kActive, kInadmissible };
   Requeued RequeueEntry(const std::string& cluster_queue, const QueueKey& key,

@@ -158,5 +158,44 @@ TEST_F(RequeueTest, AMessageThatChangesForGoodIsAChange) {
   EXPECT_TRUE(state_.TakeChanges().workloads.contains(big_));
 }
 
+// Kueue's SchedulingEquivalenceHashing (beta, on by default since 0.18):
+// when a head is parked as NoFit in a BestEffortFIFO ClusterQueue, the
+// workloads behind it with the same shape are parked with it, untried, so
+// the next different one is the next pass's head.
+TEST_F(RequeueTest, EquivalentWorkloadsAreParkedWithTheHead) {
+  a1_ = Submit("a1", "la", "1", absl::Seconds(1));
+  b1_ = Submit("b1", "lb", "2", absl::Seconds(2));
+  ASSERT_EQ(state_.RunPasses(kStart), 1);
+  // One CPU of the cohort is free.
+  const NamespacedName e1 = Submit("e1", "la", "2", absl::Seconds(3));
+  const NamespacedName e2 = Submit("e2", "la", "2", absl::Seconds(4));
+  const NamespacedName e3 = Submit("e3", "la", "2", absl::Seconds(5));
+  const NamespacedName small = Submit("small", "la", "1", absl::Seconds(6));
+  // e1 does not fit and takes e2 and e3 with it; small is the second head.
+  EXPECT_EQ(state_.RunPasses(kStart), 2);
+  EXPECT_TRUE(Admitted(small));
+  EXPECT_NE(FindCondition(state_.FindWorkload(e1)->conditions, "QuotaReserved"),
+            nullptr);
+  for (const NamespacedName& untried : {e2, e3}) {
+    EXPECT_FALSE(Admitted(untried));
+    EXPECT_EQ(FindCondition(state_.FindWorkload(untried)->conditions,
+                            "QuotaReserved"),
+              nullptr)
+        << untried.second << " was tried";
+  }
+  // An equivalent arrival is parked at once: no pass.
+  const NamespacedName e4 = Submit("e4", "la", "2", absl::Seconds(7));
+  EXPECT_EQ(state_.RunPasses(kStart), 0);
+  EXPECT_FALSE(Admitted(e4));
+  // A finish moves them all back: e1 fits (b's quota, borrowed), e2 does
+  // not and parks e3 and e4 again.
+  Finish(b1_);
+  EXPECT_EQ(state_.RunPasses(kStart), 2);
+  EXPECT_TRUE(Admitted(e1));
+  EXPECT_FALSE(Admitted(e2));
+  EXPECT_EQ(FindCondition(state_.FindWorkload(e3)->conditions, "QuotaReserved"),
+            nullptr);
+}
+
 }  // namespace
 }  // namespace kq::admission

@@ -35,6 +35,7 @@
 //     configuration (TestStrictFIFO "... kueue is configured to always use
 //     the creation timestamp": kq uses Kueue's default, Eviction).
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,16 @@ std::string Pop(Manager& m, const std::string& cq) {
   return heads.empty() ? "" : heads[0].workload.second;
 }
 
+// A key made from a temporary workload names no object: the manager reads
+// a key's object (its scheduling hash) while the key is queued.
+QueueKey Unowned(QueueKey key) {
+  key.object = nullptr;
+  return key;
+}
+
 QueueKey Key(const std::string& name, absl::Time created = kNow) {
-  return KeyFor(WorkloadBuilder(name).Created(created).Uid(name).Build());
+  return Unowned(
+      KeyFor(WorkloadBuilder(name).Created(created).Uid(name).Build()));
 }
 
 TEST(ClusterQueueTest, PushOrUpdate) {
@@ -128,10 +137,10 @@ TEST(ClusterQueueTest, SnapshotDeterministicOrderHeapOnly) {
   Manager m;
   m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
   for (const char* name : {"wl3", "wl1", "wl2"}) {
-    m.Push("cq", KeyFor(WorkloadBuilder(name)
-                            .Created(kNow)
-                            .Uid(std::string("uid-") + name[2])
-                            .Build()));
+    m.Push("cq", Unowned(KeyFor(WorkloadBuilder(name)
+                                    .Created(kNow)
+                                    .Uid(std::string("uid-") + name[2])
+                                    .Build())));
   }
   EXPECT_THAT(Names(m.ActiveWorkloads("cq")), ElementsAre("wl1", "wl2", "wl3"));
   for (int i = 0; i < 10; ++i) {
@@ -145,7 +154,8 @@ TEST(ClusterQueueTest, SnapshotDeterministicOrderHeapAndInadmissible) {
   Manager m;
   m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
   auto key = [](const std::string& name, const std::string& uid) {
-    return KeyFor(WorkloadBuilder(name).Created(kNow).Uid(uid).Build());
+    return Unowned(
+        KeyFor(WorkloadBuilder(name).Created(kNow).Uid(uid).Build()));
   };
   m.Push("cq", key("wl1", "uid-1"));
   m.Push("cq", key("wl2", "uid-2"));
@@ -186,8 +196,8 @@ QueueKey ImplKey(const std::string& name) {
   if (name == "w1" || name == "w4-requeue-state") ns = "ns1";
   if (name == "w2") ns = "ns2";
   if (name == "w3") ns = "ns3";
-  return KeyFor(
-      WorkloadBuilder(name).Namespace(ns).Created(kNow).Uid(name).Build());
+  return Unowned(KeyFor(
+      WorkloadBuilder(name).Namespace(ns).Created(kNow).Uid(name).Build()));
 }
 
 bool Eligible(const std::string& cluster_queue,
@@ -553,6 +563,123 @@ INSTANTIATE_TEST_SUITE_P(
         },
     }),
     [](const auto& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------
+// Scheduling equivalence (Kueue's SchedulingEquivalenceHashing, beta and on
+// by default since 0.18): pkg/cache/queue/cluster_queue_test.go's
+// TestRecordInadmissibleHash, TestPushOrUpdateRespectsInadmissibleHashes,
+// TestQueueInadmissibleWorkloadsClearsHashes and
+// TestRequeueHashTriggerByReason. kq's hash is made from the workload
+// (queue::SchedulingHash), so Kueue's named hashes become request shapes. The
+// workloads stay in place while their keys are queued, as in kqd.
+
+class EquivalenceTest : public ::testing::Test {
+ protected:
+  // A workload of `shape` ("gpu" or "cpu": what it requests), created
+  // `order` seconds after kNow.
+  QueueKey Add(const std::string& name, const std::string& shape, int order) {
+    workloads_.push_back(
+        WorkloadBuilder(name)
+            .Created(kNow + absl::Seconds(order))
+            .Uid(name)
+            .Request(shape == "gpu" ? "nvidia.com/gpu" : "cpu", "1")
+            .Build());
+    return KeyFor(workloads_.back());
+  }
+  std::deque<Workload> workloads_;
+};
+
+TEST_F(EquivalenceTest, ANoFitHeadParksItsEquivalentsWithIt) {
+  Manager m;
+  m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
+  m.Push("cq", Add("gpu-1", "gpu", 0));
+  m.Push("cq", Add("cpu-1", "cpu", 1));
+  m.Push("cq", Add("gpu-2", "gpu", 2));
+  m.Push("cq", Add("cpu-2", "cpu", 3));
+  m.Push("cq", Add("gpu-3", "gpu", 4));
+  ASSERT_EQ(Pop(m, "cq"), "gpu-1");
+  EXPECT_TRUE(m.Requeue("cq", KeyFor(workloads_[0]), Reason::kNoFit));
+  EXPECT_THAT(Names(m.ActiveWorkloads("cq")), ElementsAre("cpu-1", "cpu-2"));
+  EXPECT_THAT(Names(m.InadmissibleWorkloads("cq")),
+              UnorderedElementsAreArray({"gpu-1", "gpu-2", "gpu-3"}));
+}
+
+TEST_F(EquivalenceTest, OnlyNoFitAndPreemptionNoCandidatesParkEquivalents) {
+  const std::vector<std::pair<Reason, bool>> cases = {
+      {Reason::kNoFit, true},
+      {Reason::kPreemptionNoCandidates, true},
+      {Reason::kNamespaceMismatch, false},
+      {Reason::kGeneric, false},
+  };
+  for (const auto& [reason, parks] : cases) {
+    SCOPED_TRACE(static_cast<int>(reason));
+    workloads_.clear();
+    Manager m;
+    m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
+    m.Push("cq", Add("w-1", "cpu", 0));
+    m.Push("cq", Add("w-2", "cpu", 1));
+    ASSERT_EQ(Pop(m, "cq"), "w-1");
+    m.Requeue("cq", KeyFor(workloads_[0]), reason);
+    EXPECT_EQ(m.PendingActive("cq"), parks ? 0 : 1);
+  }
+}
+
+TEST_F(EquivalenceTest, StrictFifoNeverParksEquivalents) {
+  Manager m;
+  m.UpsertClusterQueue("cq", QueueingStrategy::kStrictFIFO);
+  m.Push("cq", Add("w-1", "cpu", 0));
+  m.Push("cq", Add("w-2", "cpu", 1));
+  ASSERT_EQ(Pop(m, "cq"), "w-1");
+  m.Requeue("cq", KeyFor(workloads_[0]), Reason::kNoFit);
+  // StrictFIFO puts the head back (it blocks the queue); w-2 stays behind.
+  EXPECT_THAT(Names(m.ActiveWorkloads("cq")), ElementsAre("w-1", "w-2"));
+}
+
+TEST_F(EquivalenceTest, ArrivalsEquivalentToAParkedHeadAreParked) {
+  Manager m;
+  m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
+  m.Push("cq", Add("w-1", "cpu", 0));
+  ASSERT_EQ(Pop(m, "cq"), "w-1");
+  m.Requeue("cq", KeyFor(workloads_[0]), Reason::kNoFit);
+  m.Push("cq", Add("blocked", "cpu", 1));
+  m.Push("cq", Add("allowed", "gpu", 2));
+  EXPECT_THAT(Names(m.ActiveWorkloads("cq")), ElementsAre("allowed"));
+  EXPECT_THAT(Names(m.InadmissibleWorkloads("cq")),
+              UnorderedElementsAreArray({"w-1", "blocked"}));
+}
+
+TEST_F(EquivalenceTest, QueueInadmissibleForgetsTheParkedShapes) {
+  Manager m;
+  m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
+  m.Push("cq", Add("w-1", "cpu", 0));
+  m.Push("cq", Add("w-2", "cpu", 1));
+  ASSERT_EQ(Pop(m, "cq"), "w-1");
+  m.Requeue("cq", KeyFor(workloads_[0]), Reason::kNoFit);
+  ASSERT_EQ(m.PendingInadmissible("cq"), 2);
+  EXPECT_EQ(m.QueueInadmissible({"cq"}), 2);
+  EXPECT_THAT(Names(m.ActiveWorkloads("cq")), ElementsAre("w-1", "w-2"));
+  // A new equivalent arrival is tried again.
+  m.Push("cq", Add("w-3", "cpu", 2));
+  EXPECT_EQ(m.PendingActive("cq"), 3);
+}
+
+TEST_F(EquivalenceTest, AnUnknownShapeParksNothing) {
+  Manager m;
+  m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
+  // Templates stored before kqd kept their shapes: the hashes are unknown.
+  for (const char* name : {"w-1", "w-2"}) {
+    workloads_.push_back(WorkloadBuilder(name)
+                             .Created(kNow)
+                             .Uid(name)
+                             .Request("cpu", "1")
+                             .Build());
+    workloads_.back().pod_sets[0].template_on_disk = true;
+    m.Push("cq", KeyFor(workloads_.back()));
+  }
+  ASSERT_EQ(Pop(m, "cq"), "w-1");
+  m.Requeue("cq", KeyFor(workloads_[0]), Reason::kNoFit);
+  EXPECT_THAT(Names(m.ActiveWorkloads("cq")), ElementsAre("w-2"));
+}
 
 }  // namespace
 }  // namespace kq::queue

@@ -50,13 +50,20 @@ using ::testing::ElementsAreArray;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 
+// A key made from a temporary workload names no object: the manager reads
+// a key's object (its scheduling hash) while the key is queued.
+QueueKey Unowned(QueueKey key) {
+  key.object = nullptr;
+  return key;
+}
+
 QueueKey Key(const std::string& name, int32_t priority, int seconds,
              const std::string& uid = "") {
-  return KeyFor(WorkloadBuilder(name)
-                    .Priority(priority)
-                    .Created(kT0 + absl::Seconds(seconds))
-                    .Uid(uid.empty() ? name : uid)
-                    .Build());
+  return Unowned(KeyFor(WorkloadBuilder(name)
+                            .Priority(priority)
+                            .Created(kT0 + absl::Seconds(seconds))
+                            .Uid(uid.empty() ? name : uid)
+                            .Build()));
 }
 
 std::vector<std::string> PopAll(Manager& m) {
