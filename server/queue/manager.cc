@@ -120,25 +120,21 @@ void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   }
   entry.place = Place::kActive;
   q->second.active.insert(SlotOf(entry));
+  q->second.nothing_live = false;
 }
 
 void Manager::BulkMove(Pending& pending, uint64_t hash) {
+  // Lazily: the heap's workloads of this shape stay where they are and
+  // count as parked (IsParked) until QueueInadmissible forgets the shape,
+  // so that neither this nor moving them all back costs a step per
+  // workload; PopHeads passes over them.
   pending.bulk_moved.insert(hash);
-  // One scan of the heap's slots; the heap is rebuilt from the rest (in
-  // order, so each insert is at the end) rather than erased from once per
-  // workload moved.
-  std::vector<Slot> kept;
-  std::vector<Entry*> equivalent;
-  for (const Slot& slot : pending.active) {
-    if (slot.scheduling_hash == hash) {
-      equivalent.push_back(slot.entry);
-    } else {
-      kept.push_back(slot);
-    }
-  }
-  if (equivalent.empty()) return;
-  pending.active = Heap(kept.begin(), kept.end());
-  for (Entry* entry : equivalent) Park(*entry);
+}
+
+bool Manager::IsParked(const Entry& entry) {
+  if (entry.place == Place::kInadmissible) return true;
+  return entry.place == Place::kActive &&
+         IsBulkMoved(*entry.pending, entry.scheduling_hash);
 }
 
 void Manager::Remove(const NamespacedName& workload) {
@@ -220,6 +216,7 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
     }
     entry.place = Place::kActive;
     pending.active.insert(SlotOf(entry));
+    pending.nothing_live = false;
     return Requeued::kActive;
   }
   Entry& entry = held->second;
@@ -229,6 +226,7 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
   Unpark(entry);
   entry.place = Place::kActive;
   pending.active.insert(SlotOf(entry));
+  pending.nothing_live = false;
   return Requeued::kActive;
 }
 
@@ -253,7 +251,11 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
     if (it == queues_.end()) continue;
     Pending& pending = it->second;
     pending.queue_inadmissible_cycle = pending.pop_cycle;
+    // Those parked with an equivalent are back in the heap once their
+    // shapes are forgotten.
+    moved += BulkMovedCount(pending);
     pending.bulk_moved.clear();
+    pending.nothing_live = false;
     if (pending.inadmissible.empty()) continue;
     std::vector<Entry*> kept;
     // When most of the ClusterQueue moves back (every finish in a cohort
@@ -296,13 +298,25 @@ int32_t Manager::PendingCount(const std::string& cluster_queue) const {
 int32_t Manager::PendingActive(const std::string& cluster_queue) const {
   auto it = queues_.find(cluster_queue);
   if (it == queues_.end()) return 0;
-  return static_cast<int32_t>(it->second.active.size());
+  const Pending& pending = it->second;
+  return static_cast<int32_t>(pending.active.size()) - BulkMovedCount(pending);
 }
 
 int32_t Manager::PendingInadmissible(const std::string& cluster_queue) const {
   auto it = queues_.find(cluster_queue);
   if (it == queues_.end()) return 0;
-  return static_cast<int32_t>(it->second.inadmissible.size());
+  const Pending& pending = it->second;
+  return static_cast<int32_t>(pending.inadmissible.size()) +
+         BulkMovedCount(pending);
+}
+
+int32_t Manager::BulkMovedCount(const Pending& pending) {
+  if (pending.bulk_moved.empty()) return 0;
+  int32_t count = 0;
+  for (const Slot& slot : pending.active) {
+    if (IsBulkMoved(pending, slot.scheduling_hash)) ++count;
+  }
+  return count;
 }
 
 std::vector<NamespacedName> Manager::WorkloadsOf(
@@ -319,7 +333,11 @@ std::vector<NamespacedName> Manager::ActiveWorkloads(
   if (it == queues_.end()) return {};
   std::vector<const Entry*> entries;
   entries.reserve(it->second.active.size());
-  for (const Slot& slot : it->second.active) entries.push_back(slot.entry);
+  for (const Slot& slot : it->second.active) {
+    if (!IsBulkMoved(it->second, slot.scheduling_hash)) {
+      entries.push_back(slot.entry);
+    }
+  }
   return WorkloadsOf(entries);
 }
 
@@ -327,9 +345,15 @@ std::vector<NamespacedName> Manager::InadmissibleWorkloads(
     const std::string& cluster_queue) const {
   auto it = queues_.find(cluster_queue);
   if (it == queues_.end()) return {};
-  // Parked in no order.
+  // Parked in no order, and those parked with an equivalent (still in the
+  // heap).
   std::vector<const Entry*> entries(it->second.inadmissible.begin(),
                                     it->second.inadmissible.end());
+  for (const Slot& slot : it->second.active) {
+    if (IsBulkMoved(it->second, slot.scheduling_hash)) {
+      entries.push_back(slot.entry);
+    }
+  }
   std::sort(entries.begin(), entries.end(),
             [](const Entry* a, const Entry* b) { return Before(*a, *b); });
   return WorkloadsOf(entries);
@@ -357,12 +381,14 @@ const std::string* Manager::ClusterQueueOf(
 
 bool Manager::IsInadmissible(const NamespacedName& workload) const {
   const Entry* entry = Held(workload);
-  return entry != nullptr && entry->place == Place::kInadmissible;
+  return entry != nullptr && IsParked(*entry);
 }
 
 bool Manager::HasActive() const {
   for (const auto& [name, pending] : queues_) {
-    if (!pending.active.empty()) return true;
+    if (static_cast<int32_t>(pending.active.size()) > BulkMovedCount(pending)) {
+      return true;
+    }
   }
   return false;
 }

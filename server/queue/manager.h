@@ -195,8 +195,15 @@ class Manager {
     // Kueue's hashToBulkMoveReason (BestEffortFIFO): the scheduling hashes
     // whose workloads were parked together after one of them was parked as
     // NoFit or PreemptionNoCandidates; a workload with one of them arriving
-    // later is parked at once. Cleared by QueueInadmissible.
+    // later is parked at once. Cleared by QueueInadmissible. The heap's
+    // workloads with these hashes stay in it but count as parked: PopHeads
+    // passes over them, listings and counts show them parked.
     absl::flat_hash_set<uint64_t> bulk_moved;
+    // Set by PopHeads when every workload in the heap was parked by its
+    // hash, so that the next passes do not walk them again; cleared when
+    // the heap gains a workload or the hashes are forgotten (losing one or
+    // parking more cannot make a parked heap live).
+    bool nothing_live = false;
   };
   enum class Place : uint8_t { kActive, kInadmissible, kPopped };
   struct Entry {
@@ -231,9 +238,18 @@ class Manager {
   static bool HasKey(const Entry& entry, const QueueKey& key);
   void Park(Entry& entry);
   static void Unpark(Entry& entry);
-  // Kueue's handleInadmissibleHash: remembers `hash` and parks every active
-  // entry of `pending` with that scheduling hash.
+  // Kueue's handleInadmissibleHash: remembers `hash`; every active entry of
+  // `pending` with that scheduling hash is parked from then on (IsParked).
   void BulkMove(Pending& pending, uint64_t hash);
+  static bool IsBulkMoved(const Pending& pending, uint64_t hash) {
+    return hash != 0 && !pending.bulk_moved.empty() &&
+           pending.bulk_moved.contains(hash);
+  }
+  // Whether an entry is parked: in the inadmissible set, or in the heap
+  // with a bulk-moved hash (Kueue moves those to its inadmissible set).
+  static bool IsParked(const Entry& entry);
+  // How many of the heap's entries are parked by their hash.
+  static int32_t BulkMovedCount(const Pending& pending);
   // The scheduling hash of the entry's workload; 0 (unknown) when the key
   // was not made from a workload in place.
   static uint64_t HashOf(const Entry& entry) { return entry.scheduling_hash; }
@@ -262,10 +278,22 @@ std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
   ++park_version_;
   std::vector<Head> heads;
   for (auto& [name, pending] : queues_) {
-    if (pending.active.empty() || !is_active(name)) continue;
+    if (pending.active.empty() || pending.nothing_live || !is_active(name)) {
+      continue;
+    }
+    // The first workload not parked with an equivalent.
+    auto head = pending.active.begin();
+    while (head != pending.active.end() &&
+           IsBulkMoved(pending, head->scheduling_hash)) {
+      ++head;
+    }
+    if (head == pending.active.end()) {
+      pending.nothing_live = true;
+      continue;
+    }
     ++pending.pop_cycle;
-    Entry& entry = *pending.active.begin()->entry;
-    pending.active.erase(pending.active.begin());
+    Entry& entry = *head->entry;
+    pending.active.erase(head);
     entry.place = Place::kPopped;
     heads.push_back({name, *entry.workload, entry.object});
     popped_.push_back(*entry.workload);
