@@ -113,8 +113,7 @@ void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   // was parked (BestEffortFIFO) is parked without a try.
   const Pending& pending = q->second;
   if (!was_active && pending.strategy == QueueingStrategy::kBestEffortFIFO &&
-      !pending.bulk_moved.empty() &&
-      pending.bulk_moved.contains(HashOf(entry))) {
+      IsBulkMoved(pending, HashOf(entry))) {
     Park(entry);
     return;
   }
@@ -220,6 +219,9 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
     return Requeued::kActive;
   }
   Entry& entry = held->second;
+  // A workload in the heap stays there, also one parked by its hash (which
+  // Kueue would move back to its heap here); kqd only requeues the heads it
+  // popped, which never are.
   if (!to_active || entry.place == Place::kActive) return Requeued::kNowhere;
   // Back to the heap with the key it was parked with, as Kueue moves the
   // stored entry.
