@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 
 #include "server/common/status_macros.h"
+#include "server/core/shape_key.h"
 
 namespace kq::codec {
 namespace {
@@ -1375,14 +1376,7 @@ uint64_t SpecShapeDigest(absl::string_view template_json) {
   nlohmann::json shape =
       nlohmann::json::parse(template_json, keep, /*allow_exceptions=*/false);
   if (shape.is_discarded()) return 0;
-  // FNV-1a: stable across processes and builds, as a digest kept on disk
-  // must be.
-  uint64_t digest = 14695981039346656037ULL;
-  for (const char c : shape.dump()) {
-    digest ^= static_cast<unsigned char>(c);
-    digest *= 1099511628211ULL;
-  }
-  return digest == 0 ? 1 : digest;
+  return StableHash(shape.dump());
 }
 
 }  // namespace kq::codec

@@ -1,7 +1,6 @@
 #include "server/scheduler/scheduler.h"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <set>
@@ -11,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 
 // Constants only (preemption links against the scheduler, not back).
+#include "server/core/shape_key.h"
 #include "server/preemption/policy.h"
 #include "server/scheduler/fair_sharing_iterator.h"
 #include "server/scheduler/podset_reducer.h"
@@ -84,35 +84,6 @@ Entry EntryOf(const Head& head, cache::ClusterQueueSnapshot* cq,
                std::move(targets)};
 }
 
-// Appends to a NominationMemo key in a self-delimiting form: each field
-// is a tag byte, then fixed-width integers or length-prefixed strings, so
-// two different heads never make the same key whatever their strings hold
-// (an annotation value may hold any byte), and nothing is formatted as
-// decimal text (this runs for every head of every pass).
-class KeyWriter {
- public:
-  explicit KeyWriter(std::string& key) : key_(key) { key_.clear(); }
-
-  KeyWriter& Tag(char tag) {
-    key_.push_back(tag);
-    return *this;
-  }
-  KeyWriter& Int(int64_t value) {
-    char bytes[sizeof(value)];
-    std::memcpy(bytes, &value, sizeof(value));
-    key_.append(bytes, sizeof(bytes));
-    return *this;
-  }
-  KeyWriter& Str(absl::string_view text) {
-    Int(static_cast<int64_t>(text.size()));
-    key_.append(text.data(), text.size());
-    return *this;
-  }
-
- private:
-  std::string& key_;
-};
-
 // The equivalence key of a head for NominationMemo: everything the flavor
 // assigner and the preemption searches read of the workload. The pod
 // template is not read (its requests are in `requests`); the queue-order
@@ -120,7 +91,7 @@ class KeyWriter {
 void BuildNominationKey(const Workload& wl,
                         const cache::ClusterQueueSnapshot& cq,
                         std::string& key) {
-  KeyWriter out(key);
+  ShapeKeyWriter out(key);
   out.Str(cq.name()).Tag('P').Int(wl.priority);
   if (cq.spec.preemption.within_cluster_queue ==
           preemption::kPolicyLowerOrNewerEqualPriority ||
@@ -137,23 +108,7 @@ void BuildNominationKey(const Workload& wl,
   }
   for (const PodSet& ps : wl.pod_sets) {
     out.Tag('S').Str(ps.name).Int(ps.count).Int(ps.min_count.value_or(-1));
-    for (const auto& [resource, quantity] : ps.requests) {
-      out.Tag('q').Str(resource).Int(quantity.milli());
-    }
-    for (const auto& [label, value] : ps.node_selector) {
-      out.Tag('n').Str(label).Str(value);
-    }
-    for (const Toleration& t : ps.tolerations) {
-      out.Tag('t').Str(t.key).Str(t.op).Str(t.value).Str(t.effect).Int(
-          t.toleration_seconds.value_or(-1));
-    }
-    for (const NodeSelectorTerm& term : ps.required_node_affinity) {
-      out.Tag('a');
-      for (const LabelSelectorRequirement& r : term.match_expressions) {
-        out.Tag('e').Str(r.key).Str(r.op);
-        for (const std::string& v : r.values) out.Tag('v').Str(v);
-      }
-    }
+    out.Placement(ps);
   }
 }
 
