@@ -113,7 +113,7 @@ void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   // was parked (BestEffortFIFO) is parked without a try.
   const Pending& pending = q->second;
   if (!was_active && pending.strategy == QueueingStrategy::kBestEffortFIFO &&
-      IsBulkMoved(pending, HashOf(entry))) {
+      IsBulkMoved(pending, entry.scheduling_hash)) {
     Park(entry);
     return;
   }
@@ -207,9 +207,8 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
       if (pending.strategy == QueueingStrategy::kBestEffortFIFO &&
           (reason == RequeueReason::kNoFit ||
            reason == RequeueReason::kPreemptionNoCandidates)) {
-        if (const uint64_t hash = HashOf(entry); hash != 0) {
-          BulkMove(pending, hash);
-        }
+        if (entry.scheduling_hash != 0)
+          BulkMove(pending, entry.scheduling_hash);
       }
       return Requeued::kInadmissible;
     }
@@ -258,12 +257,7 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
     moved += BulkMovedCount(pending);
     pending.bulk_moved.clear();
     pending.nothing_live = false;
-    if (pending.inadmissible.empty()) continue;
     std::vector<Entry*> kept;
-    // When most of the ClusterQueue moves back (every finish in a cohort
-    // moves it all), the heap is rebuilt from one sorted list of its slots
-    // and the moved ones instead of taking an insert per workload.
-    std::vector<Slot> slots(pending.active.begin(), pending.active.end());
     for (Entry* entry : pending.inadmissible) {
       if (eligible && !eligible(name, *entry->workload)) {
         entry->parked_index = static_cast<uint32_t>(kept.size());
@@ -271,18 +265,10 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
         continue;
       }
       entry->place = Place::kActive;
-      slots.push_back(SlotOf(*entry));
+      pending.active.insert(SlotOf(*entry));
       ++moved;
     }
     pending.inadmissible = std::move(kept);
-    if (slots.size() > 2 * pending.active.size()) {
-      std::sort(slots.begin(), slots.end(), SlotLess());
-      pending.active = Heap(slots.begin(), slots.end());
-    } else {
-      for (size_t i = pending.active.size(); i < slots.size(); ++i) {
-        pending.active.insert(slots[i]);
-      }
-    }
   }
   return moved;
 }

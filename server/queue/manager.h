@@ -250,9 +250,6 @@ class Manager {
   static bool IsParked(const Entry& entry);
   // How many of the heap's entries are parked by their hash.
   static int32_t BulkMovedCount(const Pending& pending);
-  // The scheduling hash of the entry's workload; 0 (unknown) when the key
-  // was not made from a workload in place.
-  static uint64_t HashOf(const Entry& entry) { return entry.scheduling_hash; }
   // Where a requeue put a workload.
   enum class Requeued { kNowhere, kActive, kInadmissible };
   Requeued RequeueEntry(const std::string& cluster_queue, const QueueKey& key,
