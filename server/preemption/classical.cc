@@ -71,6 +71,16 @@ struct Element {
   std::optional<FlavorResourceQuantities> usage;
 };
 
+// A ClusterQueue whose holders may be candidates: one the walk of Kueue's
+// collectCandidatesForHierarchicalReclaim reaches, above nominal quota on
+// a contested flavor-resource.
+struct Source {
+  const ClusterQueueSnapshot* cq = nullptr;
+  // The cohort whose subtree the walk was collecting when it reached `cq`.
+  const CohortSnapshot* lca = nullptr;
+  bool hierarchical_advantage = false;
+};
+
 // The first 16 bytes of `uid`, big-endian and zero-padded, so that two
 // prefixes order as their strings do, up to ties.
 std::pair<uint64_t, uint64_t> UidPrefix(const std::string& uid) {
@@ -95,17 +105,21 @@ class ClassicalSearch {
  public:
   ClassicalSearch(ClusterQueueSnapshot& cq, const Preemptor& preemptor,
                   const HoldingQuota& holders, absl::Time now,
-                  const Features& features, WithinNominalMemo* memo)
+                  const Features& features, WithinNominalMemo* memo,
+                  const ClassicalOptions& options)
       : cq_(cq),
         preemptor_(preemptor),
         holders_(holders),
         now_(now),
         features_(features),
+        options_(options),
         memo_(memo == nullptr ? nullptr
                               : &memo->For(preemptor.frs_need_preemption)) {}
 
   std::vector<Target> Run() {
-    BuildCandidates();
+    const std::vector<Source> sources = SourcesForHierarchicalReclaim();
+    if (options_.skip_hopeless && !MightFindTargets(sources)) return {};
+    BuildCandidates(sources);
     // 1. Which runs to try: with borrowing allowed, without, or both. The
     // order only keeps compatibility with earlier Kueue versions.
     const bool borrow_forbidden = IsBorrowingWithinCohortForbidden(cq_.spec);
@@ -149,11 +163,15 @@ class ClassicalSearch {
   // Kueue's NewCandidateIterator: the three lists (hierarchy, priority,
   // same queue), each in CandidatesOrdering, then evicted ones of each
   // before the rest.
-  void BuildCandidates() {
+  void BuildCandidates(const std::vector<Source>& sources) {
     std::vector<Element> same_queue = CollectSameQueueCandidates();
     std::vector<Element> hierarchy;
     std::vector<Element> priority;
-    CollectCandidatesForHierarchicalReclaim(&hierarchy, &priority);
+    for (const Source& source : sources) {
+      AppendCandidatesFromCq(
+          *source.cq, source.lca, source.hierarchical_advantage,
+          source.hierarchical_advantage ? &hierarchy : &priority);
+    }
     const CandidatesOrdering ordering(cq_.name(), now_, features_);
     // CandidatesOrdering over the values read once per candidate; the
     // LocalQueue usage criterion (admission fair sharing) needs the
@@ -249,15 +267,22 @@ class ClassicalSearch {
            .reserved = QuotaReservationTime(*workload, now_),
            .uid_prefix = UidPrefix(workload->meta.uid)});
     };
+    ForEachUser(cq, append);
+  }
+
+  // Calls `fn` with each workload holding quota in `cq` that uses one of
+  // the contested flavor-resources, from the memo when there is one.
+  template <typename Fn>
+  void ForEachUser(const ClusterQueueSnapshot& cq, Fn&& fn) const {
     if (memo_ != nullptr) {
       for (const Workload* workload : memo_->Users(cq, holders_)) {
-        append(workload);
+        fn(workload);
       }
       return;
     }
     for (const Workload* workload : holders_.InClusterQueue(cq.name())) {
       if (WorkloadUsesResources(*workload, preemptor_.frs_need_preemption)) {
-        append(workload);
+        fn(workload);
       }
     }
   }
@@ -272,52 +297,103 @@ class ClassicalSearch {
     return result;
   }
 
-  // Kueue's collectCandidatesForHierarchicalReclaim: walks the ancestors
-  // from the parent to the root; at each, collects candidates in the part
-  // of its subtree not visited yet. Once some subtree on the way has room
-  // for the request, the preemptor has the hierarchical advantage over
-  // everything found from there on.
-  void CollectCandidatesForHierarchicalReclaim(
-      std::vector<Element>* hierarchy, std::vector<Element>* priority) const {
+  // Kueue's collectCandidatesForHierarchicalReclaim, as the ClusterQueues
+  // whose holders it collects: walks the ancestors from the parent to the
+  // root; at each, takes the part of its subtree not visited yet. Once some
+  // subtree on the way has room for the request, the preemptor has the
+  // hierarchical advantage over everything found from there on.
+  std::vector<Source> SourcesForHierarchicalReclaim() const {
+    std::vector<Source> sources;
     if (!cq_.HasParent() || InCohortCycle(cq_) ||
         cq_.spec.preemption.reclaim_within_cohort == kPolicyNever) {
-      return;
+      return sources;
     }
     auto [advantage, remaining] =
         QuantitiesFitInQuota(cq_.node, preemptor_.requests);
     const CohortSnapshot* previous = nullptr;
     for (const CohortSnapshot* current = cq_.parent; current != nullptr;
          current = current->parent) {
-      CollectCandidatesInSubtree(*current, current, previous, advantage,
-                                 advantage ? hierarchy : priority);
+      SourcesInSubtree(*current, current, previous, advantage, &sources);
       auto [fits, still_remaining] =
           QuantitiesFitInQuota(current->node, remaining);
       remaining = std::move(still_remaining);
       advantage = advantage || fits;
       previous = current;
     }
+    return sources;
   }
 
   // Kueue's collectCandidatesInSubtree: skips `skip` (already visited) and
   // subtrees within their quota on the contested flavor-resources.
-  void CollectCandidatesInSubtree(const CohortSnapshot& current,
-                                  const CohortSnapshot* subtree_root,
-                                  const CohortSnapshot* skip,
-                                  bool hierarchical_advantage,
-                                  std::vector<Element>* result) const {
+  void SourcesInSubtree(const CohortSnapshot& current,
+                        const CohortSnapshot* subtree_root,
+                        const CohortSnapshot* skip, bool hierarchical_advantage,
+                        std::vector<Source>* sources) const {
     for (const CohortSnapshot* child : current.child_cohorts) {
       if (child == skip) continue;
       if (WithinNominalBeforeRemovals(child->node)) continue;
-      CollectCandidatesInSubtree(*child, subtree_root, skip,
-                                 hierarchical_advantage, result);
+      SourcesInSubtree(*child, subtree_root, skip, hierarchical_advantage,
+                       sources);
     }
     for (const ClusterQueueSnapshot* child : current.child_cluster_queues) {
       if (child == &cq_) continue;
       if (!WithinNominalBeforeRemovals(child->node)) {
-        AppendCandidatesFromCq(*child, subtree_root, hierarchical_advantage,
-                               result);
+        sources->push_back({.cq = child,
+                            .lca = subtree_root,
+                            .hierarchical_advantage = hierarchical_advantage});
       }
     }
+  }
+
+  // Whether a run of Run() could find targets, from a bound that reads only
+  // the preemptor's own ClusterQueue. Removing usage only ever frees room
+  // (Kueue's available() grows as usage falls), so a run finds nothing
+  // when the preemptor would not fit even with every candidate it may
+  // remove gone:
+  // - the run that may not borrow needs the preemptor's ClusterQueue within
+  //   nominal quota afterwards, and only candidates of that ClusterQueue
+  //   lower its usage;
+  // - the run that may borrow removes, outside that ClusterQueue, only
+  //   candidates reclaimed hierarchically or while borrowing; when neither
+  //   is possible, only candidates of the preemptor's ClusterQueue.
+  // In a busy cohort most searches end here: everything they could take
+  // from other ClusterQueues may only be reclaimed without borrowing, and
+  // their own ClusterQueue borrows whatever they take from it. Without the
+  // bound, each would read and order every candidate of the cohort first.
+  bool MightFindTargets(const std::vector<Source>& sources) {
+    // The usage of every candidate in the preemptor's ClusterQueue, on the
+    // requested flavor-resources (all PreemptorFits reads).
+    FlavorResourceQuantities own;
+    if (cq_.spec.preemption.within_cluster_queue != kPolicyNever) {
+      ForEachUser(cq_, [&](const Workload* workload) {
+        if (!SatisfiesPreemptionPolicy(*preemptor_.workload, *workload,
+                                       cq_.spec.preemption.within_cluster_queue,
+                                       features_)) {
+          return;
+        }
+        const FlavorResourceQuantities usage = cache::UsageOf(*workload);
+        for (const auto& [fr, value] : preemptor_.requests) {
+          auto it = usage.find(fr);
+          if (it != usage.end()) own[fr] = SaturatingAdd(own[fr], it->second);
+        }
+      });
+    }
+    bool borrow_run_takes_only_own = true;
+    if (!sources.empty() && !IsBorrowingWithinCohortForbidden(cq_.spec)) {
+      borrow_run_takes_only_own = false;
+    }
+    for (const Source& source : sources) {
+      if (source.hierarchical_advantage) borrow_run_takes_only_own = false;
+    }
+    if (!own.empty()) cq_.RemoveUsage(own);
+    bool within_nominal = true;
+    for (const auto& [fr, value] : preemptor_.requests) {
+      if (cq_.BorrowingWith(fr, value)) within_nominal = false;
+    }
+    const bool might = within_nominal || !borrow_run_takes_only_own ||
+                       PreemptorFits(/*allow_borrowing=*/true);
+    if (!own.empty()) cq_.AddUsage(own);
+    return might;
   }
 
   // IsWithinNominalInResources while the tree is as the search found it
@@ -408,6 +484,7 @@ class ClassicalSearch {
   const HoldingQuota& holders_;
   const absl::Time now_;
   const Features features_;
+  const ClassicalOptions options_;
   // For the preemptor's contested flavor-resources; null without a memo.
   WithinNominalMemo::Table* const memo_;
   // The whole candidate sequence, in the order it is tried.
@@ -474,14 +551,17 @@ bool WithinNominalMemo::Table::IsWithinNominal(
 absl::Span<const Workload* const> WithinNominalMemo::Table::Users(
     const ClusterQueueSnapshot& cq, const HoldingQuota& holders) {
   auto [it, inserted] = users_.try_emplace(&cq);
-  if (inserted) {
+  CqUsers& users = it->second;
+  if (inserted || users.cluster_queue != cq.name()) {
+    users.cluster_queue = cq.name();
+    users.workloads.clear();
     for (const Workload* workload : holders.InClusterQueue(cq.name())) {
       if (WorkloadUsesResources(*workload, frs_)) {
-        it->second.push_back(workload);
+        users.workloads.push_back(workload);
       }
     }
   }
-  return it->second;
+  return users.workloads;
 }
 
 WithinNominalMemo::Table& WithinNominalMemo::For(
@@ -497,19 +577,21 @@ std::vector<Target> ClassicalTargets(cache::Cache& cache,
                                      const Preemptor& preemptor,
                                      const HoldingQuota& holders,
                                      absl::Time now, const Features& features,
-                                     WithinNominalMemo* memo) {
+                                     WithinNominalMemo* memo,
+                                     const ClassicalOptions& options) {
   ClusterQueueSnapshot* cq = cache.FindClusterQueue(preemptor.cluster_queue);
   if (cq == nullptr || preemptor.workload == nullptr) return {};
-  ClassicalSearch search(*cq, preemptor, holders, now, features, memo);
+  ClassicalSearch search(*cq, preemptor, holders, now, features, memo, options);
   return search.Run();
 }
 
 std::vector<Target> ClassicalTargets(
     cache::Cache& cache, const Preemptor& preemptor,
     absl::Span<const Workload* const> holding_quota, absl::Time now,
-    const Features& features, WithinNominalMemo* memo) {
+    const Features& features, WithinNominalMemo* memo,
+    const ClassicalOptions& options) {
   return ClassicalTargets(cache, preemptor, HoldingQuota(holding_quota), now,
-                          features, memo);
+                          features, memo, options);
 }
 
 }  // namespace kq::preemption

@@ -74,10 +74,14 @@ struct Target {
 // which holders of each ClusterQueue use them (WorkloadUsesResources). A
 // search asks this of every ClusterQueue and cohort of the preemptor's tree
 // while it collects candidates; with 100 ClusterQueues per cohort that was
-// most of a search. The answers hold only for the usage and the holders
-// they were computed from: the owner clears the memo whenever either may
-// have changed (Oracle: Cache::generation() moved other than by its own
-// searches putting their removals back, or HoldingQuota::version() moved).
+// most of a search. The answers about nodes hold only for the usage they
+// were computed from, those about holders only for the holders: the owner
+// calls ClearUsage() when the usage may have changed (Oracle:
+// Cache::generation() moved other than by its own searches putting their
+// removals back) and Clear() when the holders may have
+// (HoldingQuota::version() moved). A pass admits a few dozen workloads
+// between hundreds of searches, so the holders' answers outlive many
+// usages.
 // Thread-compatible.
 class WithinNominalMemo {
  public:
@@ -87,7 +91,7 @@ class WithinNominalMemo {
     bool IsWithinNominal(const cache::ResourceNode& node);
     // The workloads holding quota in `cq` that use one of the
     // flavor-resources (WorkloadUsesResources), in `holders`' order. Valid
-    // until Clear().
+    // until Clear() (ClearUsage() keeps it).
     absl::Span<const Workload* const> Users(
         const cache::ClusterQueueSnapshot& cq, const HoldingQuota& holders);
 
@@ -97,19 +101,37 @@ class WithinNominalMemo {
         : frs_(std::move(frs)) {}
     std::set<cache::FlavorResource> frs_;
     absl::flat_hash_map<const cache::ResourceNode*, bool> within_;
-    absl::flat_hash_map<const cache::ClusterQueueSnapshot*,
-                        std::vector<const Workload*>>
-        users_;
+    // By ClusterQueue, with its name: a Cache rebuilt in between may have
+    // put another ClusterQueue at the same address.
+    struct CqUsers {
+      std::string cluster_queue;
+      std::vector<const Workload*> workloads;
+    };
+    absl::flat_hash_map<const cache::ClusterQueueSnapshot*, CqUsers> users_;
   };
 
   // The table for `frs`, created empty on first use. Stays valid until
   // Clear().
   Table& For(const std::set<cache::FlavorResource>& frs);
+  // Forgets every answer.
   void Clear() { tables_.clear(); }
+  // Forgets the answers about nodes (IsWithinNominal), keeping Users.
+  void ClearUsage() {
+    for (const std::unique_ptr<Table>& table : tables_) table->within_.clear();
+  }
 
  private:
   // A pass contests few distinct sets: a short list beats a map.
   std::vector<std::unique_ptr<Table>> tables_;
+};
+
+// How ClassicalTargets searches; the defaults are what kqd runs.
+struct ClassicalOptions {
+  // Ends a search before reading any candidate when a bound shows the
+  // preemptor cannot fit whatever is removed (see MightFindTargets in
+  // classical.cc). Off, every search reads and orders all its candidates
+  // first, as Kueue does: the answer is the same, which tests check.
+  bool skip_hopeless = true;
 };
 
 // Returns the workloads to evict so that `preemptor` fits in its
@@ -128,12 +150,14 @@ std::vector<Target> ClassicalTargets(cache::Cache& cache,
                                      const Preemptor& preemptor,
                                      const HoldingQuota& holders,
                                      absl::Time now, const Features& features,
-                                     WithinNominalMemo* memo = nullptr);
+                                     WithinNominalMemo* memo = nullptr,
+                                     const ClassicalOptions& options = {});
 // The same over a list of the workloads holding quota (indexed per call).
 std::vector<Target> ClassicalTargets(
     cache::Cache& cache, const Preemptor& preemptor,
     absl::Span<const Workload* const> holding_quota, absl::Time now,
-    const Features& features, WithinNominalMemo* memo = nullptr);
+    const Features& features, WithinNominalMemo* memo = nullptr,
+    const ClassicalOptions& options = {});
 
 // Kueue's QuantitiesFitInQuota: whether `requests` fit in the subtree quota
 // of `node` on top of its usage, and what is left of each request after

@@ -40,12 +40,13 @@ std::vector<Target> Oracle::Search(const std::string& cluster_queue,
                       .cluster_queue = cluster_queue,
                       .requests = std::move(requests),
                       .frs_need_preemption = std::move(frs)};
-  if (memo_generation_ != cache_.generation() ||
-      memo_holders_ != holders_.version()) {
+  if (memo_holders_ != holders_.version()) {
     memo_.Clear();
-    memo_generation_ = cache_.generation();
     memo_holders_ = holders_.version();
+  } else if (memo_generation_ != cache_.generation()) {
+    memo_.ClearUsage();
   }
+  memo_generation_ = cache_.generation();
   std::vector<Target> targets =
       fair_sharing_.has_value() ? FairTargets(cache_, preemptor, holders_, now_,
                                               features_, *fair_sharing_)

@@ -1,0 +1,218 @@
+// The classical search ends early when a bound shows the preemptor cannot
+// fit whatever is removed (ClassicalOptions::skip_hopeless). The bound must
+// never change an answer: over many generated quota trees, holders and
+// preemptors, the search with it chooses exactly the targets, reasons and
+// order the full search (Kueue's) chooses, and leaves the tree as it was.
+//
+// The trees mix what the bound reads: cohorts nested two deep with their
+// own quota, standalone ClusterQueues, two flavors, borrowing and lending
+// limits, every preemption policy, borrowWithinCohort with and without a
+// priority threshold, evicted holders, preemptors contesting one or both
+// flavors, and now and then a ClusterQueue over its quota.
+
+#include <deque>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+
+#include "server/cache/cache.h"
+#include "server/preemption/classical.h"
+#include "server/preemption/holders.h"
+#include "tests/server/preemption/preemption_test_util.h"
+#include "tests/testing/builders.h"
+
+namespace kq::preemption {
+namespace {
+
+using ::kq::cache::Cache;
+using ::kq::cache::ClusterQueueSnapshot;
+using ::kq::cache::FlavorResource;
+using ::kq::cache::FlavorResourceQuantities;
+using ::kq::preemption::test_util::kAny;
+using ::kq::preemption::test_util::kLowerOrNewer;
+using ::kq::preemption::test_util::kLowerPriority;
+using ::kq::preemption::test_util::kNever;
+using ::kq::preemption::test_util::kNow;
+using ::kq::preemption::test_util::UsageOfTree;
+using ::kq::testing::AdmissionBuilder;
+using ::kq::testing::ClusterQueueBuilder;
+using ::kq::testing::CohortBuilder;
+using ::kq::testing::WorkloadBuilder;
+
+constexpr const char* kFlavors[] = {"default", "spot"};
+
+class Generator {
+ public:
+  explicit Generator(uint32_t seed) : random_(seed) {}
+
+  int Uniform(int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(random_);
+  }
+  bool OneIn(int n) { return Uniform(1, n) == 1; }
+  template <typename T, size_t N>
+  const T& Pick(const T (&values)[N]) {
+    return values[Uniform(0, N - 1)];
+  }
+  const std::string& Pick(const std::vector<std::string>& values) {
+    return values[Uniform(0, values.size() - 1)];
+  }
+
+ private:
+  std::mt19937 random_;
+};
+
+// One generated search and everything it reads.
+struct Scenario {
+  Cache cache;
+  // Stable addresses: the holders index points into it.
+  std::deque<Workload> workloads;
+  std::vector<const Workload*> holding;
+  std::vector<std::string> cluster_queues;
+  Workload incoming;
+  Preemptor preemptor;
+};
+
+void Generate(Generator& g, Scenario& s) {
+  // Cohorts: a root, and up to two children of it, any of them with quota.
+  std::vector<Cohort> cohorts;
+  std::vector<std::string> cohort_names = {"root"};
+  const int children = g.Uniform(0, 2);
+  for (int i = 0; i < children; ++i)
+    cohort_names.push_back(absl::StrCat("c", i));
+  for (const std::string& name : cohort_names) {
+    CohortBuilder cohort(name);
+    if (name != "root") cohort.Parent("root");
+    if (g.OneIn(3)) {
+      cohort.Quota("default", "cpu", absl::StrCat(g.Uniform(0, 6)));
+    }
+    cohorts.push_back(cohort.Build());
+  }
+  // ClusterQueues, a few of them standalone.
+  static const char* kWithin[] = {kNever, kLowerPriority, kLowerOrNewer, kAny};
+  static const char* kReclaim[] = {kNever, kLowerPriority, kAny};
+  std::vector<ClusterQueue> cluster_queues;
+  const int count = g.Uniform(2, 6);
+  for (int i = 0; i < count; ++i) {
+    const std::string name = absl::StrCat("cq", i);
+    ClusterQueueBuilder cq(name);
+    if (!g.OneIn(6)) cq.Cohort(g.Pick(cohort_names));
+    cq.ResourceGroup({"cpu"});
+    for (const char* flavor : kFlavors) {
+      const int nominal = g.Uniform(0, 8);
+      cq.Quota(flavor, "cpu", absl::StrCat(nominal));
+      if (g.OneIn(3)) cq.BorrowingLimit(absl::StrCat(g.Uniform(0, 6)));
+      if (g.OneIn(4)) cq.LendingLimit(absl::StrCat(g.Uniform(0, nominal)));
+    }
+    cq.WithinClusterQueue(g.Pick(kWithin))
+        .ReclaimWithinCohort(g.Pick(kReclaim));
+    switch (g.Uniform(0, 2)) {
+      case 0:
+        break;
+      case 1:
+        cq.BorrowWithinCohort(kLowerPriority);
+        break;
+      default:
+        cq.BorrowWithinCohort(kLowerPriority, g.Uniform(0, 3));
+    }
+    cluster_queues.push_back(cq.Build());
+    s.cluster_queues.push_back(name);
+  }
+  std::map<std::string, ClusterQueue> cq_map;
+  for (const ClusterQueue& cq : cluster_queues) cq_map[cq.meta.name] = cq;
+  std::map<std::string, Cohort> cohort_map;
+  for (const Cohort& cohort : cohorts) cohort_map[cohort.meta.name] = cohort;
+  s.cache.Rebuild(cq_map, cohort_map, {"default", "spot"}, {});
+
+  // Holders: admitted where they fit, now and then where they do not.
+  const int holders = g.Uniform(0, 24);
+  for (int i = 0; i < holders; ++i) {
+    const std::string& cq_name = g.Pick(s.cluster_queues);
+    const std::string flavor = g.Pick(kFlavors);
+    const int cpu = g.Uniform(1, 4);
+    ClusterQueueSnapshot* cq = s.cache.FindClusterQueue(cq_name);
+    const FlavorResourceQuantities usage = {{{flavor, "cpu"}, cpu * 1000}};
+    if (!cq->Fits(usage) && !g.OneIn(10)) continue;
+    WorkloadBuilder workload(absl::StrCat("w", i));
+    workload.Uid(absl::StrCat("uid-", g.Uniform(0, 99), "-", i))
+        .Priority(g.Uniform(0, 3))
+        .Created(kNow - absl::Minutes(g.Uniform(0, 50)))
+        .Request("cpu", absl::StrCat(cpu));
+    workload.ReserveQuota(AdmissionBuilder(cq_name)
+                              .Assign("cpu", flavor, absl::StrCat(cpu))
+                              .Build(),
+                          kNow - absl::Minutes(g.Uniform(0, 5)));
+    if (g.OneIn(8)) {
+      workload.Condition(kConditionEvicted, "True", "Preempted", "",
+                         kNow - absl::Minutes(1));
+    }
+    s.workloads.push_back(workload.Build());
+    cq->AddUsage(usage);
+    s.holding.push_back(&s.workloads.back());
+  }
+
+  // The preemptor: one flavor contested, sometimes a second one requested
+  // too, contested or not.
+  s.incoming = WorkloadBuilder("in")
+                   .Uid("uid-in")
+                   .Priority(g.Uniform(0, 4))
+                   .Created(kNow - absl::Minutes(g.Uniform(0, 50)))
+                   .Request("cpu", "1")
+                   .Build();
+  const int first = g.Uniform(0, 1);
+  const FlavorResource contested{kFlavors[first], "cpu"};
+  s.preemptor = Preemptor{.workload = &s.incoming,
+                          .cluster_queue = g.Pick(s.cluster_queues),
+                          .requests = {{contested, g.Uniform(1, 8) * 1000}},
+                          .frs_need_preemption = {contested}};
+  if (g.OneIn(3)) {
+    const FlavorResource other{kFlavors[1 - first], "cpu"};
+    s.preemptor.requests[other] = g.Uniform(1, 4) * 1000;
+    if (g.OneIn(2)) s.preemptor.frs_need_preemption.insert(other);
+  }
+}
+
+std::string Describe(const std::vector<Target>& targets) {
+  std::string out;
+  for (const Target& target : targets) {
+    absl::StrAppend(&out, target.workload->meta.name, "/", target.reason, "/",
+                    target.cluster_queue, " ");
+  }
+  return out;
+}
+
+TEST(ClassicalBoundTest, SkippingHopelessSearchesChangesNoAnswer) {
+  int with_targets = 0;
+  int without_targets = 0;
+  for (uint32_t seed = 1; seed <= 4000; ++seed) {
+    Generator g(seed);
+    Scenario s;
+    Generate(g, s);
+    const auto before = UsageOfTree(s.cache);
+    const HoldingQuota holders(s.holding);
+
+    const std::vector<Target> full =
+        ClassicalTargets(s.cache, s.preemptor, holders, kNow, {}, nullptr,
+                         {.skip_hopeless = false});
+    const std::vector<Target> bounded =
+        ClassicalTargets(s.cache, s.preemptor, holders, kNow, {});
+    WithinNominalMemo memo;
+    const std::vector<Target> memoised =
+        ClassicalTargets(s.cache, s.preemptor, holders, kNow, {}, &memo);
+
+    ASSERT_EQ(Describe(bounded), Describe(full)) << "seed " << seed;
+    ASSERT_EQ(Describe(memoised), Describe(full)) << "seed " << seed;
+    ASSERT_EQ(UsageOfTree(s.cache), before) << "seed " << seed;
+    (full.empty() ? without_targets : with_targets)++;
+  }
+  // Both outcomes are common, so the comparison is not vacuous.
+  EXPECT_GT(with_targets, 400);
+  EXPECT_GT(without_targets, 400);
+}
+
+}  // namespace
+}  // namespace kq::preemption
