@@ -168,6 +168,7 @@ void AdmissionState::Clear() {
   timed_workloads_.clear();
   marked_since_index_.clear();
   holders_ = preemption::HoldingQuota();
+  preemption_memo_.Clear();
   changes_ = Changes();
   pending_condition_before_.clear();
   config_changed_ = true;
@@ -391,6 +392,7 @@ void AdmissionState::Rebuild(absl::Time now) {
   // Usage is derived from the workloads that hold quota, so it can never
   // drift from them.
   holders_ = preemption::HoldingQuota();
+  preemption_memo_.Clear();
   for (const auto& [key, wl] : workloads_) {
     if (!HoldsQuota(wl)) continue;
     holders_.Add(&wl);
@@ -677,7 +679,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
     // One Kueue cycle over the heads, with classical preemption over the
     // workloads holding quota when the pass starts (Kueue's snapshot).
     preemption::Oracle oracle(cache_, holders_, now, {},
-                              configuration_.fair_sharing);
+                              configuration_.fair_sharing, &preemption_memo_);
     context.oracle = &oracle;
     scheduler::CycleResult result =
         scheduler::Schedule(cache_, heads, context, now);

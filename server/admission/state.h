@@ -25,6 +25,7 @@
 #include "server/cache/cache.h"
 #include "server/core/config.h"
 #include "server/core/objects.h"
+#include "server/preemption/classical.h"
 #include "server/preemption/holders.h"
 #include "server/queue/manager.h"
 #include "server/scheduler/flavor_assigner.h"
@@ -475,6 +476,11 @@ class AdmissionState {
   // searches: added by ReserveQuota, removed by ReleaseQuota (and before a
   // finished workload leaves workloads_), rebuilt by Rebuild.
   preemption::HoldingQuota holders_;
+  // What the classical preemption searches learn about holders_, kept from
+  // one pass's Oracle to the next: a ClusterQueue's users of a contested
+  // flavor-resource are read again only when its holders change. Cleared
+  // with each Cache rebuild.
+  preemption::WithinNominalMemo preemption_memo_;
   // The workloads a clock can change (a stop deadline, or an admission
   // check backoff to wait out), so that the clock's checks and NextWakeup
   // visit only them. Every change of a workload is marked (MarkWorkload),

@@ -117,9 +117,8 @@ class ClassicalSearch {
                               : &memo->For(preemptor.frs_need_preemption)) {}
 
   std::vector<Target> Run() {
-    const std::vector<Source> sources = SourcesForHierarchicalReclaim();
-    if (options_.skip_hopeless && !MightFindTargets(sources)) return {};
-    BuildCandidates(sources);
+    if (options_.skip_hopeless && !MightFindTargets()) return {};
+    BuildCandidates(SourcesForHierarchicalReclaim());
     // 1. Which runs to try: with borrowing allowed, without, or both. The
     // order only keeps compatibility with earlier Kueue versions.
     const bool borrow_forbidden = IsBorrowingWithinCohortForbidden(cq_.spec);
@@ -298,58 +297,79 @@ class ClassicalSearch {
   }
 
   // Kueue's collectCandidatesForHierarchicalReclaim, as the ClusterQueues
-  // whose holders it collects: walks the ancestors from the parent to the
-  // root; at each, takes the part of its subtree not visited yet. Once some
-  // subtree on the way has room for the request, the preemptor has the
-  // hierarchical advantage over everything found from there on.
+  // whose holders it collects.
   std::vector<Source> SourcesForHierarchicalReclaim() const {
     std::vector<Source> sources;
+    WalkSources(/*only_with_advantage=*/false, [&](const Source& source) {
+      sources.push_back(source);
+      return true;
+    });
+    return sources;
+  }
+
+  // Kueue's walk for collectCandidatesForHierarchicalReclaim: the ancestors
+  // from the parent to the root; at each, the part of its subtree not
+  // visited yet. Once some subtree on the way has room for the request, the
+  // preemptor has the hierarchical advantage over everything found from
+  // there on. Calls `visit` with each Source in that order until it returns
+  // false; `only_with_advantage` skips the subtrees visited without the
+  // advantage. Returns false when `visit` stopped the walk.
+  template <typename Visit>
+  bool WalkSources(bool only_with_advantage, Visit&& visit) const {
     if (!cq_.HasParent() || InCohortCycle(cq_) ||
         cq_.spec.preemption.reclaim_within_cohort == kPolicyNever) {
-      return sources;
+      return true;
     }
     auto [advantage, remaining] =
         QuantitiesFitInQuota(cq_.node, preemptor_.requests);
     const CohortSnapshot* previous = nullptr;
     for (const CohortSnapshot* current = cq_.parent; current != nullptr;
          current = current->parent) {
-      SourcesInSubtree(*current, current, previous, advantage, &sources);
+      if ((advantage || !only_with_advantage) &&
+          !WalkSubtree(*current, current, previous, advantage, visit)) {
+        return false;
+      }
       auto [fits, still_remaining] =
           QuantitiesFitInQuota(current->node, remaining);
       remaining = std::move(still_remaining);
       advantage = advantage || fits;
       previous = current;
     }
-    return sources;
+    return true;
   }
 
   // Kueue's collectCandidatesInSubtree: skips `skip` (already visited) and
   // subtrees within their quota on the contested flavor-resources.
-  void SourcesInSubtree(const CohortSnapshot& current,
-                        const CohortSnapshot* subtree_root,
-                        const CohortSnapshot* skip, bool hierarchical_advantage,
-                        std::vector<Source>* sources) const {
+  template <typename Visit>
+  bool WalkSubtree(const CohortSnapshot& current,
+                   const CohortSnapshot* subtree_root,
+                   const CohortSnapshot* skip, bool hierarchical_advantage,
+                   Visit& visit) const {
     for (const CohortSnapshot* child : current.child_cohorts) {
       if (child == skip) continue;
       if (WithinNominalBeforeRemovals(child->node)) continue;
-      SourcesInSubtree(*child, subtree_root, skip, hierarchical_advantage,
-                       sources);
+      if (!WalkSubtree(*child, subtree_root, skip, hierarchical_advantage,
+                       visit)) {
+        return false;
+      }
     }
     for (const ClusterQueueSnapshot* child : current.child_cluster_queues) {
       if (child == &cq_) continue;
-      if (!WithinNominalBeforeRemovals(child->node)) {
-        sources->push_back({.cq = child,
-                            .lca = subtree_root,
-                            .hierarchical_advantage = hierarchical_advantage});
+      if (WithinNominalBeforeRemovals(child->node)) continue;
+      if (!visit(Source{.cq = child,
+                        .lca = subtree_root,
+                        .hierarchical_advantage = hierarchical_advantage})) {
+        return false;
       }
     }
+    return true;
   }
 
-  // Whether a run of Run() could find targets, from a bound that reads only
-  // the preemptor's own ClusterQueue. Removing usage only ever frees room
-  // (Kueue's available() grows as usage falls), so a run finds nothing
-  // when the preemptor would not fit even with every candidate it may
-  // remove gone:
+  // Whether a run of Run() could find targets, from a bound that reads
+  // little beyond the preemptor's own ClusterQueue. Removing usage only
+  // ever frees room (Kueue's available() grows as usage falls), so a run
+  // finds nothing when the preemptor would not fit even with every
+  // candidate it may remove gone:
   // - the run that may not borrow needs the preemptor's ClusterQueue within
   //   nominal quota afterwards, and only candidates of that ClusterQueue
   //   lower its usage;
@@ -360,7 +380,7 @@ class ClassicalSearch {
   // from other ClusterQueues may only be reclaimed without borrowing, and
   // their own ClusterQueue borrows whatever they take from it. Without the
   // bound, each would read and order every candidate of the cohort first.
-  bool MightFindTargets(const std::vector<Source>& sources) {
+  bool MightFindTargets() {
     // The usage of every candidate in the preemptor's ClusterQueue, on the
     // requested flavor-resources (all PreemptorFits reads).
     FlavorResourceQuantities own;
@@ -378,22 +398,24 @@ class ClassicalSearch {
         }
       });
     }
-    bool borrow_run_takes_only_own = true;
-    if (!sources.empty() && !IsBorrowingWithinCohortForbidden(cq_.spec)) {
-      borrow_run_takes_only_own = false;
-    }
-    for (const Source& source : sources) {
-      if (source.hierarchical_advantage) borrow_run_takes_only_own = false;
-    }
     if (!own.empty()) cq_.RemoveUsage(own);
     bool within_nominal = true;
     for (const auto& [fr, value] : preemptor_.requests) {
       if (cq_.BorrowingWith(fr, value)) within_nominal = false;
     }
-    const bool might = within_nominal || !borrow_run_takes_only_own ||
-                       PreemptorFits(/*allow_borrowing=*/true);
+    const bool fits_with_own_removed =
+        within_nominal || PreemptorFits(/*allow_borrowing=*/true);
     if (!own.empty()) cq_.AddUsage(own);
-    return might;
+    if (fits_with_own_removed) return true;
+    // Whether the run that may borrow can take from other ClusterQueues:
+    // some ClusterQueue reached with the hierarchical advantage, or, when
+    // the preemptor may borrow while reclaiming, any ClusterQueue reached.
+    // Walked only now, as the tree is again as the search found it.
+    const bool borrowing_allowed = !IsBorrowingWithinCohortForbidden(cq_.spec);
+    const bool walk_ended = WalkSources(
+        /*only_with_advantage=*/!borrowing_allowed,
+        [](const Source&) { return false; });
+    return !walk_ended;
   }
 
   // IsWithinNominalInResources while the tree is as the search found it
@@ -552,8 +574,11 @@ absl::Span<const Workload* const> WithinNominalMemo::Table::Users(
     const ClusterQueueSnapshot& cq, const HoldingQuota& holders) {
   auto [it, inserted] = users_.try_emplace(&cq);
   CqUsers& users = it->second;
-  if (inserted || users.cluster_queue != cq.name()) {
+  const uint64_t holders_version = holders.VersionOf(cq.name());
+  if (inserted || users.cluster_queue != cq.name() ||
+      users.holders_version != holders_version) {
     users.cluster_queue = cq.name();
+    users.holders_version = holders_version;
     users.workloads.clear();
     for (const Workload* workload : holders.InClusterQueue(cq.name())) {
       if (WorkloadUsesResources(*workload, frs_)) {

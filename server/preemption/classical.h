@@ -68,20 +68,19 @@ struct Target {
   std::string cluster_queue;
 };
 
-// What every classical search of a pass reads alike from the quota tree,
-// kept for the next one: for a set of contested flavor-resources, whether
-// each node is within nominal in them (IsWithinNominalInResources) and
-// which holders of each ClusterQueue use them (WorkloadUsesResources). A
-// search asks this of every ClusterQueue and cohort of the preemptor's tree
-// while it collects candidates; with 100 ClusterQueues per cohort that was
-// most of a search. The answers about nodes hold only for the usage they
-// were computed from, those about holders only for the holders: the owner
-// calls ClearUsage() when the usage may have changed (Oracle:
+// What classical searches read alike from the quota tree, kept for the
+// next one: for a set of contested flavor-resources, whether each node is
+// within nominal in them (IsWithinNominalInResources) and which holders of
+// each ClusterQueue use them (WorkloadUsesResources). A search asks this of
+// every ClusterQueue and cohort of the preemptor's tree while it collects
+// candidates; with 100 ClusterQueues per cohort that was most of a search.
+// The answers about nodes hold only for the usage they were computed from:
+// the owner calls ClearUsage() when the usage may have changed (Oracle:
 // Cache::generation() moved other than by its own searches putting their
-// removals back) and Clear() when the holders may have
-// (HoldingQuota::version() moved). A pass admits a few dozen workloads
-// between hundreds of searches, so the holders' answers outlive many
-// usages.
+// removals back). Those about holders are checked against
+// HoldingQuota::VersionOf() on every use, so they last across passes for
+// every ClusterQueue whose holders did not change, as long as no holder's
+// admission changes while it holds quota.
 // Thread-compatible.
 class WithinNominalMemo {
  public:
@@ -91,7 +90,7 @@ class WithinNominalMemo {
     bool IsWithinNominal(const cache::ResourceNode& node);
     // The workloads holding quota in `cq` that use one of the
     // flavor-resources (WorkloadUsesResources), in `holders`' order. Valid
-    // until Clear() (ClearUsage() keeps it).
+    // until the next call.
     absl::Span<const Workload* const> Users(
         const cache::ClusterQueueSnapshot& cq, const HoldingQuota& holders);
 
@@ -101,10 +100,12 @@ class WithinNominalMemo {
         : frs_(std::move(frs)) {}
     std::set<cache::FlavorResource> frs_;
     absl::flat_hash_map<const cache::ResourceNode*, bool> within_;
-    // By ClusterQueue, with its name: a Cache rebuilt in between may have
-    // put another ClusterQueue at the same address.
+    // By ClusterQueue, with its name (a Cache rebuilt in between may have
+    // put another ClusterQueue at the same address) and the version of the
+    // holders they were read from.
     struct CqUsers {
       std::string cluster_queue;
+      uint64_t holders_version = 0;
       std::vector<const Workload*> workloads;
     };
     absl::flat_hash_map<const cache::ClusterQueueSnapshot*, CqUsers> users_;
@@ -113,7 +114,7 @@ class WithinNominalMemo {
   // The table for `frs`, created empty on first use. Stays valid until
   // Clear().
   Table& For(const std::set<cache::FlavorResource>& frs);
-  // Forgets every answer.
+  // Forgets every answer (for a rebuilt Cache, whose nodes have moved).
   void Clear() { tables_.clear(); }
   // Forgets the answers about nodes (IsWithinNominal), keeping Users.
   void ClearUsage() {

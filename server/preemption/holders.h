@@ -43,15 +43,20 @@ class HoldingQuota {
       absl::string_view cluster_queue) const;
 
   size_t size() const { return size_; }
-  // Moves with every Add and Remove that changes the index, so that what is
-  // computed from it can tell when it is outdated.
-  uint64_t version() const { return version_; }
+  // Moves with every Add and Remove that changes InClusterQueue(
+  // cluster_queue), so that what is computed from that list can tell when
+  // it is outdated. 0 for a ClusterQueue that never held a workload; no
+  // other value is taken twice by any HoldingQuota of the process, so a
+  // value kept across indexes cannot match a list it was not read from.
+  uint64_t VersionOf(absl::string_view cluster_queue) const;
 
  private:
-  absl::flat_hash_map<std::string, std::vector<const Workload*>>
-      by_cluster_queue_;
+  struct ClusterQueueHolders {
+    std::vector<const Workload*> workloads;
+    uint64_t version = 0;
+  };
+  absl::flat_hash_map<std::string, ClusterQueueHolders> by_cluster_queue_;
   size_t size_ = 0;
-  uint64_t version_ = 0;
 };
 
 }  // namespace kq::preemption

@@ -18,12 +18,14 @@ std::set<cache::FlavorResource> FlavorResourcesNeedPreemption(
 }
 
 Oracle::Oracle(cache::Cache& cache, const HoldingQuota& holders, absl::Time now,
-               Features features, std::optional<FairSharingConfig> fair_sharing)
+               Features features, std::optional<FairSharingConfig> fair_sharing,
+               WithinNominalMemo* memo)
     : cache_(cache),
       holders_(holders),
       now_(now),
       features_(features),
-      fair_sharing_(std::move(fair_sharing)) {}
+      fair_sharing_(std::move(fair_sharing)),
+      memo_(memo != nullptr ? memo : &own_memo_) {}
 
 std::vector<Target> Oracle::Search(const std::string& cluster_queue,
                                    const Workload& workload,
@@ -40,18 +42,15 @@ std::vector<Target> Oracle::Search(const std::string& cluster_queue,
                       .cluster_queue = cluster_queue,
                       .requests = std::move(requests),
                       .frs_need_preemption = std::move(frs)};
-  if (memo_holders_ != holders_.version()) {
-    memo_.Clear();
-    memo_holders_ = holders_.version();
-  } else if (memo_generation_ != cache_.generation()) {
-    memo_.ClearUsage();
+  if (memo_generation_ != cache_.generation()) {
+    memo_->ClearUsage();
+    memo_generation_ = cache_.generation();
   }
-  memo_generation_ = cache_.generation();
   std::vector<Target> targets =
       fair_sharing_.has_value() ? FairTargets(cache_, preemptor, holders_, now_,
                                               features_, *fair_sharing_)
                                 : ClassicalTargets(cache_, preemptor, holders_,
-                                                   now_, features_, &memo_);
+                                                   now_, features_, memo_);
   // The search put back every usage it changed: the tree is as it was.
   memo_generation_ = cache_.generation();
   last_search_ = LastSearch{.generation = cache_.generation(),

@@ -47,9 +47,13 @@ class Oracle final : public scheduler::PreemptionOracle {
   // `now` and `features` are passed on to the search. `fair_sharing`, when set,
   // makes the search Kueue's fair-sharing one (FairTargets with its
   // strategies); otherwise it is classical.
+  // `memo`, when given, keeps what classical searches learn for the next
+  // Oracle over the same Cache (see WithinNominalMemo); it must outlive
+  // this one. Otherwise the oracle keeps its own.
   Oracle(cache::Cache& cache, const HoldingQuota& holders, absl::Time now,
          Features features = {},
-         std::optional<FairSharingConfig> fair_sharing = std::nullopt);
+         std::optional<FairSharingConfig> fair_sharing = std::nullopt,
+         WithinNominalMemo* memo = nullptr);
 
   // Kueue's SimulatePreemption: searches targets for `quantity` of `fr`
   // alone. Without targets: kNoCandidates and the borrowing level as the
@@ -91,13 +95,13 @@ class Oracle final : public scheduler::PreemptionOracle {
     std::vector<Target> targets;
   };
   mutable std::optional<LastSearch> last_search_;
-  // The classical searches' answers about the tree, for as long as the
-  // cache is at `memo_generation_` and the holders at `memo_holders_`: a
-  // search, or SimulatePreemption's removal, that puts everything back
-  // moves them on to the new generation.
-  mutable WithinNominalMemo memo_;
+  // The classical searches' answers about the tree (memo_, pointing at
+  // own_memo_ unless one was given), for as long as the cache is at
+  // `memo_generation_`: a search, or SimulatePreemption's removal, that
+  // puts everything back moves them on to the new generation.
+  mutable WithinNominalMemo own_memo_;
+  WithinNominalMemo* const memo_;
   mutable uint64_t memo_generation_ = 0;
-  mutable uint64_t memo_holders_ = 0;
 };
 
 }  // namespace kq::preemption

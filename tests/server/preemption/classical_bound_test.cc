@@ -1,8 +1,11 @@
-// The classical search ends early when a bound shows the preemptor cannot
-// fit whatever is removed (ClassicalOptions::skip_hopeless). The bound must
-// never change an answer: over many generated quota trees, holders and
-// preemptors, the search with it chooses exactly the targets, reasons and
-// order the full search (Kueue's) chooses, and leaves the tree as it was.
+// Two shortcuts of the classical search must never change an answer:
+// - the bound that ends a search early when the preemptor cannot fit
+//   whatever is removed (ClassicalOptions::skip_hopeless): over many
+//   generated quota trees, holders and preemptors, the search with it
+//   chooses exactly the targets, reasons and order the full search
+//   (Kueue's) chooses, and leaves the tree as it was;
+// - a WithinNominalMemo kept while holders come and go (kqd keeps one from
+//   pass to pass): each search through it answers as a search without it.
 //
 // The trees mix what the bound reads: cohorts nested two deep with their
 // own quota, standalone ClusterQueues, two flavors, borrowing and lending
@@ -11,6 +14,7 @@
 // flavors, and now and then a ClusterQueue over its quota.
 
 #include <deque>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -77,6 +81,35 @@ struct Scenario {
   Preemptor preemptor;
 };
 
+// Admits a new workload to a random ClusterQueue where it fits, now and
+// then where it does not; returns it, or null when it was not admitted.
+const Workload* AddHolder(Generator& g, Scenario& s) {
+  const std::string& cq_name = g.Pick(s.cluster_queues);
+  const std::string flavor = g.Pick(kFlavors);
+  const int cpu = g.Uniform(1, 4);
+  ClusterQueueSnapshot* cq = s.cache.FindClusterQueue(cq_name);
+  const FlavorResourceQuantities usage = {{{flavor, "cpu"}, cpu * 1000}};
+  if (!cq->Fits(usage) && !g.OneIn(10)) return nullptr;
+  const size_t i = s.workloads.size();
+  WorkloadBuilder workload(absl::StrCat("w", i));
+  workload.Uid(absl::StrCat("uid-", g.Uniform(0, 99), "-", i))
+      .Priority(g.Uniform(0, 3))
+      .Created(kNow - absl::Minutes(g.Uniform(0, 50)))
+      .Request("cpu", absl::StrCat(cpu));
+  workload.ReserveQuota(AdmissionBuilder(cq_name)
+                            .Assign("cpu", flavor, absl::StrCat(cpu))
+                            .Build(),
+                        kNow - absl::Minutes(g.Uniform(0, 5)));
+  if (g.OneIn(8)) {
+    workload.Condition(kConditionEvicted, "True", "Preempted", "",
+                       kNow - absl::Minutes(1));
+  }
+  s.workloads.push_back(workload.Build());
+  cq->AddUsage(usage);
+  s.holding.push_back(&s.workloads.back());
+  return s.holding.back();
+}
+
 void Generate(Generator& g, Scenario& s) {
   // Cohorts: a root, and up to two children of it, any of them with quota.
   std::vector<Cohort> cohorts;
@@ -130,30 +163,7 @@ void Generate(Generator& g, Scenario& s) {
 
   // Holders: admitted where they fit, now and then where they do not.
   const int holders = g.Uniform(0, 24);
-  for (int i = 0; i < holders; ++i) {
-    const std::string& cq_name = g.Pick(s.cluster_queues);
-    const std::string flavor = g.Pick(kFlavors);
-    const int cpu = g.Uniform(1, 4);
-    ClusterQueueSnapshot* cq = s.cache.FindClusterQueue(cq_name);
-    const FlavorResourceQuantities usage = {{{flavor, "cpu"}, cpu * 1000}};
-    if (!cq->Fits(usage) && !g.OneIn(10)) continue;
-    WorkloadBuilder workload(absl::StrCat("w", i));
-    workload.Uid(absl::StrCat("uid-", g.Uniform(0, 99), "-", i))
-        .Priority(g.Uniform(0, 3))
-        .Created(kNow - absl::Minutes(g.Uniform(0, 50)))
-        .Request("cpu", absl::StrCat(cpu));
-    workload.ReserveQuota(AdmissionBuilder(cq_name)
-                              .Assign("cpu", flavor, absl::StrCat(cpu))
-                              .Build(),
-                          kNow - absl::Minutes(g.Uniform(0, 5)));
-    if (g.OneIn(8)) {
-      workload.Condition(kConditionEvicted, "True", "Preempted", "",
-                         kNow - absl::Minutes(1));
-    }
-    s.workloads.push_back(workload.Build());
-    cq->AddUsage(usage);
-    s.holding.push_back(&s.workloads.back());
-  }
+  for (int i = 0; i < holders; ++i) AddHolder(g, s);
 
   // The preemptor: one flavor contested, sometimes a second one requested
   // too, contested or not.
@@ -188,6 +198,7 @@ std::string Describe(const std::vector<Target>& targets) {
 TEST(ClassicalBoundTest, SkippingHopelessSearchesChangesNoAnswer) {
   int with_targets = 0;
   int without_targets = 0;
+  std::map<std::string, int> reasons;
   for (uint32_t seed = 1; seed <= 4000; ++seed) {
     Generator g(seed);
     Scenario s;
@@ -208,10 +219,96 @@ TEST(ClassicalBoundTest, SkippingHopelessSearchesChangesNoAnswer) {
     ASSERT_EQ(Describe(memoised), Describe(full)) << "seed " << seed;
     ASSERT_EQ(UsageOfTree(s.cache), before) << "seed " << seed;
     (full.empty() ? without_targets : with_targets)++;
+    for (const Target& target : full) ++reasons[target.reason];
   }
-  // Both outcomes are common, so the comparison is not vacuous.
+
+  // Both outcomes, and every reason, are common: the comparison is not
+  // vacuous.
   EXPECT_GT(with_targets, 400);
   EXPECT_GT(without_targets, 400);
+  EXPECT_GT(reasons[kReasonInClusterQueue], 400);
+  EXPECT_GT(reasons[kReasonInCohortReclamation], 100);
+  EXPECT_GT(reasons[kReasonInCohortReclaimWhileBorrowing], 100);
+}
+
+// The case the generated ones rarely reach: the preemptor has nothing to
+// take in its own ClusterQueue, must borrow, and has no hierarchical
+// advantage; only reclaiming while borrowing makes room. The bound must
+// not end that search.
+TEST(ClassicalBoundTest, ReclaimWhileBorrowingIsNotSkipped) {
+  Cache cache;
+  auto queue = [](const std::string& name, const std::string& nominal) {
+    return ClusterQueueBuilder(name)
+        .Cohort("root")
+        .Quota("default", "cpu", nominal)
+        .WithinClusterQueue(kLowerPriority)
+        .ReclaimWithinCohort(kAny)
+        .BorrowWithinCohort(kLowerPriority)
+        .Build();
+  };
+  std::vector<Workload> admitted = {
+      test_util::HoldingCpu("b1", 0, "b", "2"),
+      test_util::HoldingCpu("b2", 0, "b", "2"),
+      test_util::HoldingCpu("c1", 5, "c", "4"),
+  };
+  std::vector<const Workload*> holding = test_util::BuildTree(
+      cache, {queue("a", "2"), queue("b", "0"), queue("c", "6")},
+      {CohortBuilder("root").Build()}, {"default"}, admitted);
+  const Workload incoming = test_util::Incoming(3, {{"cpu", "3"}}).Build();
+  const FlavorResource cpu{"default", "cpu"};
+  const Preemptor preemptor{.workload = &incoming,
+                            .cluster_queue = "a",
+                            .requests = {{cpu, 3000}},
+                            .frs_need_preemption = {cpu}};
+  for (bool skip_hopeless : {false, true}) {
+    const std::vector<Target> targets =
+        ClassicalTargets(cache, preemptor, holding, kNow, {}, nullptr,
+                         {.skip_hopeless = skip_hopeless});
+    EXPECT_EQ(Describe(targets),
+              "b1/InCohortReclaimWhileBorrowing/b "
+              "b2/InCohortReclaimWhileBorrowing/b ")
+        << "skip_hopeless " << skip_hopeless;
+  }
+}
+
+// kqd keeps one WithinNominalMemo from pass to pass while workloads are
+// admitted and released in between: what it kept about a ClusterQueue's
+// holders must be read again whenever they change.
+TEST(ClassicalBoundTest, MemoKeptWhileHoldersChangeChangesNoAnswer) {
+  int changes = 0;
+  for (uint32_t seed = 1; seed <= 1000; ++seed) {
+    Generator g(seed);
+    Scenario s;
+    Generate(g, s);
+    HoldingQuota holders(s.holding);
+    std::vector<const Workload*> held = s.holding;
+    WithinNominalMemo memo;
+    for (int step = 0; step < 6; ++step) {
+      // The usage changed with the holders: the Oracle forgets the answers
+      // about nodes, and only those.
+      memo.ClearUsage();
+      const std::vector<Target> fresh =
+          ClassicalTargets(s.cache, s.preemptor, holders, kNow, {});
+      const std::vector<Target> kept =
+          ClassicalTargets(s.cache, s.preemptor, holders, kNow, {}, &memo);
+      ASSERT_EQ(Describe(kept), Describe(fresh))
+          << "seed " << seed << " step " << step;
+      if (!held.empty() && g.OneIn(2)) {
+        const size_t i = g.Uniform(0, held.size() - 1);
+        const Workload* released = held[i];
+        held.erase(held.begin() + i);
+        holders.Remove(released, released->admission->cluster_queue);
+        s.cache.FindClusterQueue(released->admission->cluster_queue)
+            ->RemoveUsage(cache::UsageOf(*released));
+        ++changes;
+      } else if (const Workload* admitted = AddHolder(g, s)) {
+        held.push_back(admitted);
+        holders.Add(admitted);
+        ++changes;
+      }
+    }
+  }
+  EXPECT_GT(changes, 3000);
 }
 
 }  // namespace

@@ -40,20 +40,29 @@ TEST(HoldingQuotaTest, IndexesByClusterQueueInInputOrder) {
   EXPECT_EQ(holders.size(), 3u);
 }
 
-// The preemption oracle clears what it computed from the holders when the
-// version moves.
-TEST(HoldingQuotaTest, VersionMovesWithEveryChange) {
+// What the preemption searches keep about a ClusterQueue's holders
+// (WithinNominalMemo's users) is read again when its version moves.
+TEST(HoldingQuotaTest, VersionOfMovesWithEveryChangeOfThatClusterQueue) {
   const Workload a1 = Holding("a1", "a");
   const Workload a2 = Holding("a2", "a");
+  const Workload b1 = Holding("b1", "b");
   HoldingQuota holders;
-  const uint64_t empty = holders.version();
+  EXPECT_EQ(holders.VersionOf("a"), 0u);
   holders.Add(&a1);
-  const uint64_t one = holders.version();
-  EXPECT_NE(one, empty);
+  const uint64_t one = holders.VersionOf("a");
+  EXPECT_NE(one, 0u);
+  holders.Add(&b1);  // another ClusterQueue
+  EXPECT_EQ(holders.VersionOf("a"), one);
   holders.Remove(&a2, "a");  // not there: nothing changes
-  EXPECT_EQ(holders.version(), one);
+  EXPECT_EQ(holders.VersionOf("a"), one);
   holders.Remove(&a1, "a");
-  EXPECT_NE(holders.version(), one);
+  const uint64_t empty_again = holders.VersionOf("a");
+  EXPECT_NE(empty_again, one);
+  EXPECT_NE(empty_again, 0u);
+  // Another index never hands out the same version.
+  HoldingQuota other({&a1});
+  EXPECT_NE(other.VersionOf("a"), one);
+  EXPECT_NE(other.VersionOf("a"), empty_again);
 }
 
 TEST(HoldingQuotaTest, AddAndRemoveKeepTheOrderOfTheRest) {
