@@ -112,6 +112,7 @@ class ClassicalSearch {
         holders_(holders),
         now_(now),
         features_(features),
+        preemptor_priority_(EffectivePriority(*preemptor.workload, features)),
         options_(options),
         memo_(memo == nullptr ? nullptr
                               : &memo->For(preemptor.frs_need_preemption)) {}
@@ -216,14 +217,16 @@ class ClassicalSearch {
 
   // Kueue's classifyPreemptionVariant, for a workload that uses one of the
   // contested flavor-resources.
-  Variant Classify(const Workload& workload, const std::string& cluster_queue,
+  // `candidate_priority` is its EffectivePriority.
+  Variant Classify(const Workload& workload, int64_t candidate_priority,
+                   const std::string& cluster_queue,
                    bool hierarchical_advantage) const {
     const bool same_queue = cluster_queue == cq_.name();
     const std::string& policy = same_queue
                                     ? cq_.spec.preemption.within_cluster_queue
                                     : cq_.spec.preemption.reclaim_within_cohort;
-    if (!SatisfiesPreemptionPolicy(*preemptor_.workload, workload, policy,
-                                   features_)) {
+    if (!SatisfiesPreemptionPolicy(*preemptor_.workload, preemptor_priority_,
+                                   workload, candidate_priority, policy)) {
       return Variant::kNever;
     }
     if (same_queue) return Variant::kWithinClusterQueue;
@@ -234,12 +237,9 @@ class ClassicalSearch {
     // Kueue's isAboveBorrowingThreshold: a candidate of equal or higher
     // priority, or above the threshold, may only be reclaimed if the
     // preemptor does not borrow.
-    const int64_t candidate_priority = EffectivePriority(workload, features_);
-    const int64_t incoming_priority =
-        EffectivePriority(*preemptor_.workload, features_);
     const std::optional<int32_t>& threshold =
         cq_.spec.preemption.borrow_within_cohort_max_priority_threshold;
-    if (candidate_priority >= incoming_priority ||
+    if (candidate_priority >= preemptor_priority_ ||
         (threshold.has_value() && candidate_priority > int64_t{*threshold})) {
       return Variant::kReclaimWithoutBorrowing;
     }
@@ -253,17 +253,32 @@ class ClassicalSearch {
                               bool hierarchical_advantage,
                               std::vector<Element>* result) const {
     auto append = [&](const Workload* workload) {
-      Variant variant = Classify(*workload, cq.name(), hierarchical_advantage);
+      const int64_t priority = EffectivePriority(*workload, features_);
+      Variant variant =
+          Classify(*workload, priority, cq.name(), hierarchical_advantage);
       if (variant == Variant::kNever) return;
+      // IsEvicted and QuotaReservationTime in one look at the conditions.
+      const Condition* evicted = nullptr;
+      const Condition* reserved = nullptr;
+      for (const Condition& condition : workload->conditions) {
+        if (evicted == nullptr && condition.type == kConditionEvicted) {
+          evicted = &condition;
+        } else if (reserved == nullptr &&
+                   condition.type == kConditionQuotaReserved) {
+          reserved = &condition;
+        }
+      }
       result->push_back(
           {.candidate = {.workload = workload, .cluster_queue = cq.name()},
            .lca = lca,
            .variant = variant,
            // The search changes usage through the Cache it was given.
            .holder = const_cast<ClusterQueueSnapshot*>(&cq),
-           .evicted = IsEvicted(*workload),
-           .priority = EffectivePriority(*workload, features_),
-           .reserved = QuotaReservationTime(*workload, now_),
+           .evicted = evicted != nullptr && evicted->status == "True",
+           .priority = priority,
+           .reserved = reserved != nullptr && reserved->status == "True"
+                           ? reserved->last_transition_time
+                           : now_,
            .uid_prefix = UidPrefix(workload->meta.uid)});
     };
     ForEachUser(cq, append);
@@ -386,9 +401,10 @@ class ClassicalSearch {
     FlavorResourceQuantities own;
     if (cq_.spec.preemption.within_cluster_queue != kPolicyNever) {
       ForEachUser(cq_, [&](const Workload* workload) {
-        if (!SatisfiesPreemptionPolicy(*preemptor_.workload, *workload,
-                                       cq_.spec.preemption.within_cluster_queue,
-                                       features_)) {
+        if (!SatisfiesPreemptionPolicy(
+                *preemptor_.workload, preemptor_priority_, *workload,
+                EffectivePriority(*workload, features_),
+                cq_.spec.preemption.within_cluster_queue)) {
           return;
         }
         const FlavorResourceQuantities usage = cache::UsageOf(*workload);
@@ -506,6 +522,8 @@ class ClassicalSearch {
   const HoldingQuota& holders_;
   const absl::Time now_;
   const Features features_;
+  // EffectivePriority of the preemptor, read once.
+  const int64_t preemptor_priority_;
   const ClassicalOptions options_;
   // For the preemptor's contested flavor-resources; null without a memo.
   WithinNominalMemo::Table* const memo_;

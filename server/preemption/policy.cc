@@ -8,8 +8,16 @@ bool SatisfiesPreemptionPolicy(const Workload& preemptor,
                                const Workload& candidate,
                                absl::string_view policy,
                                const Features& features) {
-  const int64_t preemptor_priority = EffectivePriority(preemptor, features);
-  const int64_t candidate_priority = EffectivePriority(candidate, features);
+  return SatisfiesPreemptionPolicy(
+      preemptor, EffectivePriority(preemptor, features), candidate,
+      EffectivePriority(candidate, features), policy);
+}
+
+bool SatisfiesPreemptionPolicy(const Workload& preemptor,
+                               int64_t preemptor_priority,
+                               const Workload& candidate,
+                               int64_t candidate_priority,
+                               absl::string_view policy) {
   const bool lower_priority = preemptor_priority > candidate_priority;
   if (policy == kPolicyLowerPriority) return lower_priority;
   if (policy == kPolicyLowerOrNewerEqualPriority) {

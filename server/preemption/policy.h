@@ -8,6 +8,8 @@
 //                                 cq.spec.preemption.within_cluster_queue,
 //                                 features)) { ... }
 
+#include <cstdint>
+
 #include "absl/strings/string_view.h"
 
 #include "server/core/objects.h"
@@ -34,5 +36,12 @@ bool SatisfiesPreemptionPolicy(const Workload& preemptor,
                                const Workload& candidate,
                                absl::string_view policy,
                                const Features& features);
+// The same with both effective priorities already read, for a search that
+// asks it of every candidate.
+bool SatisfiesPreemptionPolicy(const Workload& preemptor,
+                               int64_t preemptor_priority,
+                               const Workload& candidate,
+                               int64_t candidate_priority,
+                               absl::string_view policy);
 
 }  // namespace kq::preemption
