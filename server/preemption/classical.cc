@@ -1,6 +1,7 @@
 #include "server/preemption/classical.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -113,6 +114,7 @@ class ClassicalSearch {
         now_(now),
         features_(features),
         preemptor_priority_(EffectivePriority(*preemptor.workload, features)),
+        ordering_(cq.name(), now, features),
         options_(options),
         memo_(memo == nullptr ? nullptr
                               : &memo->For(preemptor.frs_need_preemption)) {}
@@ -137,7 +139,8 @@ class ClassicalSearch {
     // fits, then adds back those not needed.
     for (bool borrow : attempts) {
       std::vector<Element*> targets;
-      for (Element& element : candidates_) {
+      for (size_t i = 0; i < candidates_.size() || OrderNextCandidate(); ++i) {
+        Element& element = candidates_[i];
         if (!IsValid(element, borrow)) continue;
         Remove(element);
         targets.push_back(&element);
@@ -172,47 +175,84 @@ class ClassicalSearch {
           *source.cq, source.lca, source.hierarchical_advantage,
           source.hierarchical_advantage ? &hierarchy : &priority);
     }
-    const CandidatesOrdering ordering(cq_.name(), now_, features_);
-    // CandidatesOrdering over the values read once per candidate; the
-    // LocalQueue usage criterion (admission fair sharing) needs the
-    // ordering itself.
-    const bool precomputed = !features_.admission_fair_sharing;
-    auto by_ordering = [&](const Element& a, const Element& b) {
-      if (!precomputed) return ordering(a.candidate, b.candidate);
-      if (a.evicted != b.evicted) return a.evicted;
-      const bool a_same = a.holder == &cq_;
-      const bool b_same = b.holder == &cq_;
-      if (a_same != b_same) return b_same;
-      if (a.priority != b.priority) return a.priority < b.priority;
-      if (a.reserved != b.reserved) return a.reserved > b.reserved;
-      if (a.uid_prefix != b.uid_prefix) return a.uid_prefix < b.uid_prefix;
-      const Workload& wa = *a.candidate.workload;
-      const Workload& wb = *b.candidate.workload;
-      if (int c = wa.meta.uid.compare(wb.meta.uid); c != 0) return c < 0;
-      return std::tie(wa.meta.namespace_name, wa.meta.name) <
-             std::tie(wb.meta.namespace_name, wb.meta.name);
-    };
-    auto not_evicted = [](const Element& e) { return !e.evicted; };
-    std::vector<std::vector<Element>*> lists = {&hierarchy, &priority,
-                                                &same_queue};
-    std::vector<std::vector<Element>::iterator> first_not_evicted;
-    for (std::vector<Element>* list : lists) {
-      std::sort(list->begin(), list->end(), by_ordering);
-      // Evicted candidates sort first, so they form a prefix.
-      first_not_evicted.push_back(std::partition_point(
-          list->begin(), list->end(),
-          [&](const Element& e) { return !not_evicted(e); }));
-    }
-    for (size_t i = 0; i < lists.size(); ++i) {
-      candidates_.insert(candidates_.end(), lists[i]->begin(),
-                         first_not_evicted[i]);
-    }
-    for (size_t i = 0; i < lists.size(); ++i) {
-      candidates_.insert(candidates_.end(), first_not_evicted[i],
-                         lists[i]->end());
-    }
     no_candidate_from_other_queues_ = hierarchy.empty() && priority.empty();
     no_candidate_for_hierarchical_reclaim_ = hierarchy.empty();
+    candidates_.reserve(hierarchy.size() + priority.size() + same_queue.size());
+    lists_ = {OrderedList(std::move(hierarchy)),
+              OrderedList(std::move(priority)),
+              OrderedList(std::move(same_queue))};
+  }
+
+  // CandidatesOrdering, over the values read once per candidate; the
+  // LocalQueue usage criterion (admission fair sharing) needs the ordering
+  // itself.
+  bool Before(const Element& a, const Element& b) const {
+    if (features_.admission_fair_sharing) {
+      return ordering_(a.candidate, b.candidate);
+    }
+    if (a.evicted != b.evicted) return a.evicted;
+    const bool a_same = a.holder == &cq_;
+    const bool b_same = b.holder == &cq_;
+    if (a_same != b_same) return b_same;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.reserved != b.reserved) return a.reserved > b.reserved;
+    if (a.uid_prefix != b.uid_prefix) return a.uid_prefix < b.uid_prefix;
+    const Workload& wa = *a.candidate.workload;
+    const Workload& wb = *b.candidate.workload;
+    if (int c = wa.meta.uid.compare(wb.meta.uid); c != 0) return c < 0;
+    return std::tie(wa.meta.namespace_name, wa.meta.name) <
+           std::tie(wb.meta.namespace_name, wb.meta.name);
+  }
+
+  // One of the three lists, ordered lazily: a search usually stops after a
+  // few candidates of a hundred, so the list is a heap (linear to build)
+  // that yields its candidates in CandidatesOrdering as the search reaches
+  // them, instead of being sorted whole.
+  struct OrderedList {
+    OrderedList() = default;
+    explicit OrderedList(std::vector<Element> elements)
+        : elements(std::move(elements)) {}
+    std::vector<Element> elements;
+    // Indices into `elements` not yet yielded, a heap with the next first.
+    std::vector<uint32_t> heap;
+    bool heap_built = false;
+  };
+
+  // Appends the next candidate of the sequence Kueue's candidate iterator
+  // builds (the evicted candidates of the three lists, list by list, then
+  // the rest of each list, each list in CandidatesOrdering) to
+  // candidates_; false when there is none left.
+  bool OrderNextCandidate() {
+    // Evicted candidates sort first in each list: they are its first
+    // yields, and the first phase takes those alone.
+    auto after = [this](uint32_t a, uint32_t b, const OrderedList& list) {
+      return Before(list.elements[b], list.elements[a]);
+    };
+    while (phase_ < 2) {
+      OrderedList& list = lists_[list_];
+      if (!list.heap_built) {
+        list.heap.resize(list.elements.size());
+        for (uint32_t i = 0; i < list.heap.size(); ++i) list.heap[i] = i;
+        std::make_heap(
+            list.heap.begin(), list.heap.end(),
+            [&](uint32_t a, uint32_t b) { return after(a, b, list); });
+        list.heap_built = true;
+      }
+      if (!list.heap.empty() &&
+          (phase_ == 1 || list.elements[list.heap.front()].evicted)) {
+        std::pop_heap(
+            list.heap.begin(), list.heap.end(),
+            [&](uint32_t a, uint32_t b) { return after(a, b, list); });
+        candidates_.push_back(std::move(list.elements[list.heap.back()]));
+        list.heap.pop_back();
+        return true;
+      }
+      if (++list_ == lists_.size()) {
+        list_ = 0;
+        ++phase_;
+      }
+    }
+    return false;
   }
 
   // Kueue's classifyPreemptionVariant, for a workload that uses one of the
@@ -524,11 +564,19 @@ class ClassicalSearch {
   const Features features_;
   // EffectivePriority of the preemptor, read once.
   const int64_t preemptor_priority_;
+  const CandidatesOrdering ordering_;
   const ClassicalOptions options_;
   // For the preemptor's contested flavor-resources; null without a memo.
   WithinNominalMemo::Table* const memo_;
-  // The whole candidate sequence, in the order it is tried.
+  // The candidate sequence, in the order it is tried, as far as the search
+  // has gone (OrderNextCandidate); reserved whole, so its elements stay put.
   std::vector<Element> candidates_;
+  // Kueue's three lists: hierarchy, priority, same queue.
+  std::array<OrderedList, 3> lists_;
+  // Where OrderNextCandidate is: phase 0 takes the evicted candidates,
+  // phase 1 the rest, each from lists_[list_] on.
+  int phase_ = 0;
+  size_t list_ = 0;
   bool no_candidate_from_other_queues_ = true;
   bool no_candidate_for_hierarchical_reclaim_ = true;
 };
