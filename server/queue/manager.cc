@@ -118,7 +118,7 @@ void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
     return;
   }
   entry.place = Place::kActive;
-  q->second.active.insert(SlotOf(entry));
+  InsertActive(q->second, entry);
   q->second.nothing_live = false;
 }
 
@@ -127,7 +127,24 @@ void Manager::BulkMove(Pending& pending, uint64_t hash) {
   // count as parked (IsParked) until QueueInadmissible forgets the shape,
   // so that neither this nor moving them all back costs a step per
   // workload; PopHeads passes over them.
-  pending.bulk_moved.insert(hash);
+  if (!pending.bulk_moved.insert(hash).second) return;
+  for (const Slot& slot : pending.active) {
+    if (slot.scheduling_hash == hash) ++pending.bulk_moved_in_heap;
+  }
+}
+
+void Manager::InsertActive(Pending& pending, Entry& entry) {
+  pending.active.insert(SlotOf(entry));
+  if (IsBulkMoved(pending, entry.scheduling_hash)) {
+    ++pending.bulk_moved_in_heap;
+  }
+}
+
+void Manager::EraseActive(Pending& pending, Heap::iterator slot) {
+  if (IsBulkMoved(pending, slot->scheduling_hash)) {
+    --pending.bulk_moved_in_heap;
+  }
+  pending.active.erase(slot);
 }
 
 bool Manager::IsParked(const Entry& entry) {
@@ -140,7 +157,11 @@ void Manager::Remove(const NamespacedName& workload) {
   auto it = where_.find(workload);
   if (it == where_.end()) return;
   Entry& entry = it->second;
-  if (entry.place == Place::kActive) entry.pending->active.erase(SlotOf(entry));
+  if (entry.place == Place::kActive) {
+    Pending& pending = *entry.pending;
+    auto slot = pending.active.find(SlotOf(entry));
+    if (slot != pending.active.end()) EraseActive(pending, slot);
+  }
   if (entry.place == Place::kInadmissible) Unpark(entry);
   where_.erase(it);
 }
@@ -213,7 +234,7 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
       return Requeued::kInadmissible;
     }
     entry.place = Place::kActive;
-    pending.active.insert(SlotOf(entry));
+    InsertActive(pending, entry);
     pending.nothing_live = false;
     return Requeued::kActive;
   }
@@ -226,7 +247,7 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
   // stored entry.
   Unpark(entry);
   entry.place = Place::kActive;
-  pending.active.insert(SlotOf(entry));
+  InsertActive(pending, entry);
   pending.nothing_live = false;
   return Requeued::kActive;
 }
@@ -256,6 +277,7 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
     // shapes are forgotten.
     moved += BulkMovedCount(pending);
     pending.bulk_moved.clear();
+    pending.bulk_moved_in_heap = 0;
     pending.nothing_live = false;
     std::vector<Entry*> kept;
     for (Entry* entry : pending.inadmissible) {
@@ -265,7 +287,7 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
         continue;
       }
       entry->place = Place::kActive;
-      pending.active.insert(SlotOf(*entry));
+      InsertActive(pending, *entry);
       ++moved;
     }
     pending.inadmissible = std::move(kept);
@@ -296,15 +318,6 @@ int32_t Manager::PendingInadmissible(const std::string& cluster_queue) const {
   const Pending& pending = it->second;
   return static_cast<int32_t>(pending.inadmissible.size()) +
          BulkMovedCount(pending);
-}
-
-int32_t Manager::BulkMovedCount(const Pending& pending) {
-  if (pending.bulk_moved.empty()) return 0;
-  int32_t count = 0;
-  for (const Slot& slot : pending.active) {
-    if (IsBulkMoved(pending, slot.scheduling_hash)) ++count;
-  }
-  return count;
 }
 
 std::vector<NamespacedName> Manager::WorkloadsOf(

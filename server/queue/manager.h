@@ -199,6 +199,10 @@ class Manager {
     // workloads with these hashes stay in it but count as parked: PopHeads
     // passes over them, listings and counts show them parked.
     absl::flat_hash_set<uint64_t> bulk_moved;
+    // How many of the heap's entries have a hash in bulk_moved, kept by
+    // InsertActive, EraseActive and BulkMove: counts and the check for a
+    // live heap read it instead of walking the heap.
+    int32_t bulk_moved_in_heap = 0;
     // Set by PopHeads when every workload in the heap was parked by its
     // hash, so that the next passes do not walk them again; cleared when
     // the heap gains a workload or the hashes are forgotten (losing one or
@@ -249,7 +253,13 @@ class Manager {
   // with a bulk-moved hash (Kueue moves those to its inadmissible set).
   static bool IsParked(const Entry& entry);
   // How many of the heap's entries are parked by their hash.
-  static int32_t BulkMovedCount(const Pending& pending);
+  static int32_t BulkMovedCount(const Pending& pending) {
+    return pending.bulk_moved_in_heap;
+  }
+  // Every change of a heap goes through these, which keep
+  // bulk_moved_in_heap.
+  static void InsertActive(Pending& pending, Entry& entry);
+  static void EraseActive(Pending& pending, Heap::iterator slot);
   // Where a requeue put a workload.
   enum class Requeued { kNowhere, kActive, kInadmissible };
   Requeued RequeueEntry(const std::string& cluster_queue, const QueueKey& key,
@@ -290,7 +300,7 @@ std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
     }
     ++pending.pop_cycle;
     Entry& entry = *head->entry;
-    pending.active.erase(head);
+    EraseActive(pending, head);
     entry.place = Place::kPopped;
     heads.push_back({name, *entry.workload, entry.object});
     popped_.push_back(*entry.workload);
