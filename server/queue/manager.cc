@@ -128,23 +128,27 @@ void Manager::BulkMove(Pending& pending, uint64_t hash) {
   // so that neither this nor moving them all back costs a step per
   // workload; PopHeads passes over them.
   if (!pending.bulk_moved.insert(hash).second) return;
-  for (const Slot& slot : pending.active) {
-    if (slot.scheduling_hash == hash) ++pending.bulk_moved_in_heap;
+  auto in_heap = pending.in_heap_by_hash.find(hash);
+  if (in_heap != pending.in_heap_by_hash.end()) {
+    pending.bulk_moved_in_heap += in_heap->second;
   }
 }
 
 void Manager::InsertActive(Pending& pending, Entry& entry) {
   pending.active.insert(SlotOf(entry));
-  if (IsBulkMoved(pending, entry.scheduling_hash)) {
-    ++pending.bulk_moved_in_heap;
-  }
+  const uint64_t hash = entry.scheduling_hash;
+  if (hash == 0) return;
+  ++pending.in_heap_by_hash[hash];
+  if (IsBulkMoved(pending, hash)) ++pending.bulk_moved_in_heap;
 }
 
 void Manager::EraseActive(Pending& pending, Heap::iterator slot) {
-  if (IsBulkMoved(pending, slot->scheduling_hash)) {
-    --pending.bulk_moved_in_heap;
-  }
+  const uint64_t hash = slot->scheduling_hash;
   pending.active.erase(slot);
+  if (hash == 0) return;
+  auto in_heap = pending.in_heap_by_hash.find(hash);
+  if (--in_heap->second == 0) pending.in_heap_by_hash.erase(in_heap);
+  if (IsBulkMoved(pending, hash)) --pending.bulk_moved_in_heap;
 }
 
 bool Manager::IsParked(const Entry& entry) {

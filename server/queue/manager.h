@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/time/time.h"
@@ -203,6 +204,10 @@ class Manager {
     // InsertActive, EraseActive and BulkMove: counts and the check for a
     // live heap read it instead of walking the heap.
     int32_t bulk_moved_in_heap = 0;
+    // The heap's entries per scheduling hash (0 left out), so that parking
+    // a hash counts its entries without walking the heap. A ClusterQueue's
+    // pending workloads come in a few shapes: a few entries.
+    absl::flat_hash_map<uint64_t, int32_t> in_heap_by_hash;
     // Set by PopHeads when every workload in the heap was parked by its
     // hash, so that the next passes do not walk them again; cleared when
     // the heap gains a workload or the hashes are forgotten (losing one or
