@@ -1,5 +1,10 @@
 #include "server/cache/cache.h"
 
+#include <compare>
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 #include "tests/testing/builders.h"
@@ -206,6 +211,41 @@ TEST(CacheTest, UsageOfAdmission) {
   FlavorResourceQuantities usage = UsageOf(admission);
   EXPECT_EQ(usage.at(kRedCpu), 32'500);
   EXPECT_EQ(usage.at({"red", "memory"}), int64_t{128} << 30);
+}
+
+// FlavorResource orders its names itself (CompareName) instead of through
+// std::string: the order of every quota and usage map, and so of what kq
+// prints from them, must stay std::string's.
+TEST(FlavorResourceTest, OrdersAsStdStringDoes) {
+  const std::vector<std::string> names = {"",
+                                          "a",
+                                          "ab",
+                                          "abc",
+                                          "b",
+                                          "cpu",
+                                          "cpu2",
+                                          "default",
+                                          "defaulu",
+                                          "memory",
+                                          "nvidia.com/gpu",
+                                          "spot",
+                                          std::string("\x80", 1),
+                                          std::string("a\xff", 2),
+                                          std::string("a\0", 2)};
+  for (const std::string& fa : names) {
+    for (const std::string& ra : names) {
+      for (const std::string& fb : names) {
+        for (const std::string& rb : names) {
+          const FlavorResource a{fa, ra};
+          const FlavorResource b{fb, rb};
+          const auto want = std::tie(fa, ra) <=> std::tie(fb, rb);
+          EXPECT_EQ(a <=> b, want)
+              << fa << "/" << ra << " vs " << fb << "/" << rb;
+          EXPECT_EQ(a == b, want == 0);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
