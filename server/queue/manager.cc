@@ -83,9 +83,8 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
   std::vector<NamespacedName> held;
   auto it = queues_.find(name);
   if (it == queues_.end()) return held;
-  for (const Slot& slot : it->second.active) {
-    held.push_back(*slot.entry->workload);
-  }
+  it->second.active.ForEach(
+      [&](const Slot& slot) { held.push_back(*slot.entry->workload); });
   for (const Entry* e : it->second.inadmissible) {
     held.push_back(*e->workload);
   }
@@ -128,27 +127,53 @@ void Manager::BulkMove(Pending& pending, uint64_t hash) {
   // so that neither this nor moving them all back costs a step per
   // workload; PopHeads passes over them.
   if (!pending.bulk_moved.insert(hash).second) return;
-  auto in_heap = pending.in_heap_by_hash.find(hash);
-  if (in_heap != pending.in_heap_by_hash.end()) {
-    pending.bulk_moved_in_heap += in_heap->second;
-  }
+  pending.bulk_moved_in_heap += pending.active.CountOf(hash);
 }
 
 void Manager::InsertActive(Pending& pending, Entry& entry) {
-  pending.active.insert(SlotOf(entry));
-  const uint64_t hash = entry.scheduling_hash;
-  if (hash == 0) return;
-  ++pending.in_heap_by_hash[hash];
-  if (IsBulkMoved(pending, hash)) ++pending.bulk_moved_in_heap;
+  pending.active.Insert(SlotOf(entry));
+  if (IsBulkMoved(pending, entry.scheduling_hash)) {
+    ++pending.bulk_moved_in_heap;
+  }
 }
 
-void Manager::EraseActive(Pending& pending, Heap::iterator slot) {
-  const uint64_t hash = slot->scheduling_hash;
-  pending.active.erase(slot);
-  if (hash == 0) return;
-  auto in_heap = pending.in_heap_by_hash.find(hash);
-  if (--in_heap->second == 0) pending.in_heap_by_hash.erase(in_heap);
+bool Manager::EraseActive(Pending& pending, const Slot& slot) {
+  const uint64_t hash = slot.scheduling_hash;
+  if (!pending.active.Erase(slot)) return false;
   if (IsBulkMoved(pending, hash)) --pending.bulk_moved_in_heap;
+  return true;
+}
+
+void Manager::Heap::Insert(const Slot& slot) {
+  SlotSet& slots = by_hash_[slot.scheduling_hash];
+  if (slots.empty() || SlotLess()(slot, *slots.begin())) {
+    if (!slots.empty()) firsts_.erase(*slots.begin());
+    firsts_.insert(slot);
+  }
+  slots.insert(slot);
+  ++size_;
+}
+
+bool Manager::Heap::Erase(const Slot& slot) {
+  auto slots = by_hash_.find(slot.scheduling_hash);
+  if (slots == by_hash_.end()) return false;
+  auto it = slots->second.find(slot);
+  if (it == slots->second.end()) return false;
+  const bool first = it == slots->second.begin();
+  slots->second.erase(it);
+  --size_;
+  if (first) {
+    firsts_.erase(slot);
+    if (!slots->second.empty()) firsts_.insert(*slots->second.begin());
+  }
+  if (slots->second.empty()) by_hash_.erase(slots);
+  return true;
+}
+
+int32_t Manager::Heap::CountOf(uint64_t hash) const {
+  auto slots = by_hash_.find(hash);
+  return slots == by_hash_.end() ? 0
+                                 : static_cast<int32_t>(slots->second.size());
 }
 
 bool Manager::IsParked(const Entry& entry) {
@@ -162,9 +187,7 @@ void Manager::Remove(const NamespacedName& workload) {
   if (it == where_.end()) return;
   Entry& entry = it->second;
   if (entry.place == Place::kActive) {
-    Pending& pending = *entry.pending;
-    auto slot = pending.active.find(SlotOf(entry));
-    if (slot != pending.active.end()) EraseActive(pending, slot);
+    EraseActive(*entry.pending, SlotOf(entry));
   }
   if (entry.place == Place::kInadmissible) Unpark(entry);
   where_.erase(it);
@@ -338,11 +361,13 @@ std::vector<NamespacedName> Manager::ActiveWorkloads(
   if (it == queues_.end()) return {};
   std::vector<const Entry*> entries;
   entries.reserve(it->second.active.size());
-  for (const Slot& slot : it->second.active) {
+  it->second.active.ForEach([&](const Slot& slot) {
     if (!IsBulkMoved(it->second, slot.scheduling_hash)) {
       entries.push_back(slot.entry);
     }
-  }
+  });
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry* a, const Entry* b) { return Before(*a, *b); });
   return WorkloadsOf(entries);
 }
 
@@ -354,11 +379,11 @@ std::vector<NamespacedName> Manager::InadmissibleWorkloads(
   // heap).
   std::vector<const Entry*> entries(it->second.inadmissible.begin(),
                                     it->second.inadmissible.end());
-  for (const Slot& slot : it->second.active) {
+  it->second.active.ForEach([&](const Slot& slot) {
     if (IsBulkMoved(it->second, slot.scheduling_hash)) {
       entries.push_back(slot.entry);
     }
-  }
+  });
   std::sort(entries.begin(), entries.end(),
             [](const Entry* a, const Entry* b) { return Before(*a, *b); });
   return WorkloadsOf(entries);
@@ -369,9 +394,9 @@ std::optional<int64_t> Manager::PositionOf(
   const Entry* entry = Held(workload);
   if (entry == nullptr) return std::nullopt;
   int64_t position = 0;
-  for (const Slot& slot : entry->pending->active) {
+  entry->pending->active.ForEach([&](const Slot& slot) {
     if (Before(*slot.entry, *entry)) ++position;
-  }
+  });
   for (const Entry* e : entry->pending->inadmissible) {
     if (Before(*e, *entry)) ++position;
   }

@@ -182,7 +182,42 @@ class Manager {
   struct SlotLess {
     bool operator()(const Slot& a, const Slot& b) const;
   };
-  using Heap = absl::btree_set<Slot, SlotLess>;
+  using SlotSet = absl::btree_set<Slot, SlotLess>;
+  // A ClusterQueue's heap, kept as one ordered set per scheduling hash plus
+  // the first slot of each. Most of a busy heap can be parked by its hash
+  // (bulk moves) while staying in it; the first slot not parked is then
+  // found by looking at one slot per shape, not by walking the parked ones.
+  class Heap {
+   public:
+    void Insert(const Slot& slot);
+    // False when `slot` is not in the heap.
+    bool Erase(const Slot& slot);
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    // How many slots have scheduling hash `hash`.
+    int32_t CountOf(uint64_t hash) const;
+    // The first slot, in queue order, whose hash `parked` rejects, or null.
+    template <typename Parked>
+    const Slot* FirstNot(Parked parked) const {
+      for (const Slot& slot : firsts_) {
+        if (!parked(slot.scheduling_hash)) return &slot;
+      }
+      return nullptr;
+    }
+    // Calls `fn` with every slot, in no particular order.
+    template <typename Fn>
+    void ForEach(Fn fn) const {
+      for (const auto& [hash, slots] : by_hash_) {
+        for (const Slot& slot : slots) fn(slot);
+      }
+    }
+
+   private:
+    absl::flat_hash_map<uint64_t, SlotSet> by_hash_;
+    // The first slot of each set of by_hash_.
+    SlotSet firsts_;
+    size_t size_ = 0;
+  };
   struct Pending {
     QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
     Heap active;
@@ -204,10 +239,6 @@ class Manager {
     // InsertActive, EraseActive and BulkMove: counts and the check for a
     // live heap read it instead of walking the heap.
     int32_t bulk_moved_in_heap = 0;
-    // The heap's entries per scheduling hash (0 left out), so that parking
-    // a hash counts its entries without walking the heap. A ClusterQueue's
-    // pending workloads come in a few shapes: a few entries.
-    absl::flat_hash_map<uint64_t, int32_t> in_heap_by_hash;
     // Set by PopHeads when every workload in the heap was parked by its
     // hash, so that the next passes do not walk them again; cleared when
     // the heap gains a workload or the hashes are forgotten (losing one or
@@ -264,7 +295,8 @@ class Manager {
   // Every change of a heap goes through these, which keep
   // bulk_moved_in_heap.
   static void InsertActive(Pending& pending, Entry& entry);
-  static void EraseActive(Pending& pending, Heap::iterator slot);
+  // False when the entry's slot is not in the heap.
+  static bool EraseActive(Pending& pending, const Slot& slot);
   // Where a requeue put a workload.
   enum class Requeued { kNowhere, kActive, kInadmissible };
   Requeued RequeueEntry(const std::string& cluster_queue, const QueueKey& key,
@@ -294,18 +326,15 @@ std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
       continue;
     }
     // The first workload not parked with an equivalent.
-    auto head = pending.active.begin();
-    while (head != pending.active.end() &&
-           IsBulkMoved(pending, head->scheduling_hash)) {
-      ++head;
-    }
-    if (head == pending.active.end()) {
+    const Slot* head = pending.active.FirstNot(
+        [&](uint64_t hash) { return IsBulkMoved(pending, hash); });
+    if (head == nullptr) {
       pending.nothing_live = true;
       continue;
     }
     ++pending.pop_cycle;
     Entry& entry = *head->entry;
-    EraseActive(pending, head);
+    EraseActive(pending, *head);
     entry.place = Place::kPopped;
     heads.push_back({name, *entry.workload, entry.object});
     popped_.push_back(*entry.workload);
