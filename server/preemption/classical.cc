@@ -114,7 +114,10 @@ class ClassicalSearch {
         now_(now),
         features_(features),
         preemptor_priority_(EffectivePriority(*preemptor.workload, features)),
-        ordering_(cq.name(), now, features),
+        ordering_(features.admission_fair_sharing
+                      ? std::make_optional<CandidatesOrdering>(cq.name(), now,
+                                                               features)
+                      : std::nullopt),
         options_(options),
         memo_(memo == nullptr ? nullptr
                               : &memo->For(preemptor.frs_need_preemption)) {}
@@ -187,9 +190,7 @@ class ClassicalSearch {
   // LocalQueue usage criterion (admission fair sharing) needs the ordering
   // itself.
   bool Before(const Element& a, const Element& b) const {
-    if (features_.admission_fair_sharing) {
-      return ordering_(a.candidate, b.candidate);
-    }
+    if (ordering_.has_value()) return (*ordering_)(a.candidate, b.candidate);
     if (a.evicted != b.evicted) return a.evicted;
     const bool a_same = a.holder == &cq_;
     const bool b_same = b.holder == &cq_;
@@ -297,28 +298,15 @@ class ClassicalSearch {
       Variant variant =
           Classify(*workload, priority, cq.name(), hierarchical_advantage);
       if (variant == Variant::kNever) return;
-      // IsEvicted and QuotaReservationTime in one look at the conditions.
-      const Condition* evicted = nullptr;
-      const Condition* reserved = nullptr;
-      for (const Condition& condition : workload->conditions) {
-        if (evicted == nullptr && condition.type == kConditionEvicted) {
-          evicted = &condition;
-        } else if (reserved == nullptr &&
-                   condition.type == kConditionQuotaReserved) {
-          reserved = &condition;
-        }
-      }
       result->push_back(
           {.candidate = {.workload = workload, .cluster_queue = cq.name()},
            .lca = lca,
            .variant = variant,
            // The search changes usage through the Cache it was given.
            .holder = const_cast<ClusterQueueSnapshot*>(&cq),
-           .evicted = evicted != nullptr && evicted->status == "True",
+           .evicted = IsEvicted(*workload),
            .priority = priority,
-           .reserved = reserved != nullptr && reserved->status == "True"
-                           ? reserved->last_transition_time
-                           : now_,
+           .reserved = QuotaReservationTime(*workload, now_),
            .uid_prefix = UidPrefix(workload->meta.uid)});
     };
     ForEachUser(cq, append);
@@ -564,7 +552,8 @@ class ClassicalSearch {
   const Features features_;
   // EffectivePriority of the preemptor, read once.
   const int64_t preemptor_priority_;
-  const CandidatesOrdering ordering_;
+  // CandidatesOrdering itself, for admission fair sharing only (see Before).
+  const std::optional<CandidatesOrdering> ordering_;
   const ClassicalOptions options_;
   // For the preemptor's contested flavor-resources; null without a memo.
   WithinNominalMemo::Table* const memo_;
