@@ -137,11 +137,11 @@ void Manager::InsertActive(Pending& pending, Entry& entry) {
   }
 }
 
-bool Manager::EraseActive(Pending& pending, const Slot& slot) {
+void Manager::EraseActive(Pending& pending, const Slot& slot) {
   const uint64_t hash = slot.scheduling_hash;
-  if (!pending.active.Erase(slot)) return false;
-  if (IsBulkMoved(pending, hash)) --pending.bulk_moved_in_heap;
-  return true;
+  if (pending.active.Erase(slot) && IsBulkMoved(pending, hash)) {
+    --pending.bulk_moved_in_heap;
+  }
 }
 
 void Manager::Heap::Insert(const Slot& slot) {

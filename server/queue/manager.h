@@ -175,8 +175,8 @@ class Manager {
     int32_t priority;
     absl::Time timestamp;
     Entry* entry;
-    // The entry's scheduling hash, so that a bulk move scans the heap
-    // without reading the entries. Not part of the order.
+    // The entry's scheduling hash: which of the heap's sets holds the slot,
+    // and whether a bulk move parked it. Not part of the order.
     uint64_t scheduling_hash;
   };
   struct SlotLess {
@@ -295,8 +295,8 @@ class Manager {
   // Every change of a heap goes through these, which keep
   // bulk_moved_in_heap.
   static void InsertActive(Pending& pending, Entry& entry);
-  // False when the entry's slot is not in the heap.
-  static bool EraseActive(Pending& pending, const Slot& slot);
+  // No-op when `slot` is not in the heap.
+  static void EraseActive(Pending& pending, const Slot& slot);
   // Where a requeue put a workload.
   enum class Requeued { kNowhere, kActive, kInadmissible };
   Requeued RequeueEntry(const std::string& cluster_queue, const QueueKey& key,
@@ -334,7 +334,8 @@ std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
     }
     ++pending.pop_cycle;
     Entry& entry = *head->entry;
-    EraseActive(pending, *head);
+    // A copy: `head` points into the heap that the erase changes.
+    EraseActive(pending, Slot(*head));
     entry.place = Place::kPopped;
     heads.push_back({name, *entry.workload, entry.object});
     popped_.push_back(*entry.workload);
