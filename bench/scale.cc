@@ -371,11 +371,17 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
     if (!wl.ok()) return wl.status();
     const std::string uid = wl->meta.uid;
     state.AddWorkload(*std::move(wl), uid, start + absl::Microseconds(i));
-    // Changes are taken once per engine batch (at most 4,096 commands),
-    // not once for all: what stays is what kqd holds per workload.
-    if (i % 4096 == 4095) state.TakeChanges();
+    // Each engine batch (at most 4,096 commands) ends as kqd's does: it
+    // asks for its next wakeup (which indexes the batch's marked
+    // workloads) and takes the changes. Ending it once for all would count
+    // a batch's bookkeeping for 100,000 workloads, which kqd never holds.
+    if (i % 4096 == 4095) {
+      state.NextWakeup();
+      state.TakeChanges();
+    }
   }
   const double add_seconds = absl::ToDoubleSeconds(absl::Now() - t);
+  state.NextWakeup();
   state.TakeChanges();
   const int64_t rss_after = RssBytes();
   const double per_pending =
