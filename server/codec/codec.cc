@@ -123,11 +123,15 @@ std::string OrDefault(const std::string& text, const char* default_value) {
   return text.empty() ? std::string(default_value) : text;
 }
 
-Labels MapFromProto(const google::protobuf::Map<std::string, std::string>& m) {
-  return Labels(m.begin(), m.end());
+// Labels, or any other string map (a std::map for PodSetAssignment.flavors).
+template <typename M = Labels>
+M MapFromProto(const google::protobuf::Map<std::string, std::string>& m) {
+  return M(m.begin(), m.end());
 }
 
-void MapToProto(const std::map<std::string, std::string>& m,
+// `m`: Labels or a std::map of strings.
+template <typename M>
+void MapToProto(const M& m,
                 google::protobuf::Map<std::string, std::string>* out) {
   for (const auto& [key, value] : m) (*out)[key] = value;
 }
@@ -1005,7 +1009,8 @@ absl::StatusOr<Admission> AdmissionFromProto(const v1::Admission& proto) {
     const v1::PodSetAssignment& psa_proto = proto.pod_set_assignments(i);
     PodSetAssignment psa;
     psa.name = psa_proto.name();
-    psa.flavors = MapFromProto(psa_proto.flavors());
+    psa.flavors =
+        MapFromProto<std::map<std::string, std::string>>(psa_proto.flavors());
     KQ_ASSIGN_OR_RETURN(psa.resource_usage,
                         ResourceListFromProto(
                             absl::StrCat("status.admission.podSetAssignments[",

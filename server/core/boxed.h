@@ -1,5 +1,9 @@
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -96,6 +100,135 @@ class Boxed {
 
  private:
   std::unique_ptr<T> value_;
+};
+
+// std::map's interface with the map on the heap, made by the first insert:
+// for a map most objects leave empty (labels, annotations, node selectors,
+// reclaimable pods), which then costs a pointer instead of std::map's 48
+// bytes. Iteration, lookups and element references behave as std::map's,
+// with one difference: an iterator taken while the map is empty (only
+// ever an end()) is not the end() of the map after its first insert.
+// Copies are deep; an empty BoxedMap equals one whose map was emptied.
+template <typename K, typename V>
+class BoxedMap {
+ public:
+  using Map = std::map<K, V>;
+  using key_type = typename Map::key_type;
+  using mapped_type = typename Map::mapped_type;
+  using value_type = typename Map::value_type;
+  using size_type = typename Map::size_type;
+  using iterator = typename Map::iterator;
+  using const_iterator = typename Map::const_iterator;
+
+  BoxedMap() = default;
+  BoxedMap(std::initializer_list<value_type> values) {
+    if (values.size() > 0) map_ = std::make_unique<Map>(values);
+  }
+  template <typename It>
+  BoxedMap(It first, It last) {
+    if (first != last) map_ = std::make_unique<Map>(first, last);
+  }
+  BoxedMap(const Map& map) {  // NOLINT: as the std::map it stands for
+    if (!map.empty()) map_ = std::make_unique<Map>(map);
+  }
+  BoxedMap(Map&& map) {  // NOLINT: as the std::map it stands for
+    if (!map.empty()) map_ = std::make_unique<Map>(std::move(map));
+  }
+  BoxedMap(const BoxedMap& other)
+      : map_(other.empty() ? nullptr : std::make_unique<Map>(*other.map_)) {}
+  BoxedMap(BoxedMap&&) noexcept = default;
+
+  BoxedMap& operator=(const BoxedMap& other) {
+    if (this == &other) return *this;
+    if (other.empty()) {
+      map_.reset();
+    } else if (map_) {
+      *map_ = *other.map_;
+    } else {
+      map_ = std::make_unique<Map>(*other.map_);
+    }
+    return *this;
+  }
+  BoxedMap& operator=(BoxedMap&&) noexcept = default;
+  BoxedMap& operator=(std::initializer_list<value_type> values) {
+    return *this = BoxedMap(values);
+  }
+
+  bool empty() const { return !map_ || map_->empty(); }
+  size_type size() const { return map_ ? map_->size() : 0; }
+
+  iterator begin() { return map_ ? map_->begin() : EmptyMap().begin(); }
+  iterator end() { return map_ ? map_->end() : EmptyMap().end(); }
+  const_iterator begin() const { return cbegin(); }
+  const_iterator end() const { return cend(); }
+  const_iterator cbegin() const {
+    return map_ ? map_->cbegin() : EmptyMap().cbegin();
+  }
+  const_iterator cend() const {
+    return map_ ? map_->cend() : EmptyMap().cend();
+  }
+
+  iterator find(const K& key) { return map_ ? map_->find(key) : end(); }
+  const_iterator find(const K& key) const {
+    return map_ ? map_->find(key) : cend();
+  }
+  size_type count(const K& key) const { return map_ ? map_->count(key) : 0; }
+  bool contains(const K& key) const { return map_ && map_->contains(key); }
+  // As std::map::at: throws std::out_of_range when absent.
+  V& at(const K& key) { return Made().at(key); }
+  const V& at(const K& key) const {
+    return map_ ? map_->at(key) : EmptyMap().at(key);
+  }
+
+  V& operator[](const K& key) { return Made()[key]; }
+  V& operator[](K&& key) { return Made()[std::move(key)]; }
+  std::pair<iterator, bool> insert(const value_type& value) {
+    return Made().insert(value);
+  }
+  std::pair<iterator, bool> insert(value_type&& value) {
+    return Made().insert(std::move(value));
+  }
+  template <typename It>
+  void insert(It first, It last) {
+    if (first != last) Made().insert(first, last);
+  }
+  template <typename M>
+  std::pair<iterator, bool> insert_or_assign(const K& key, M&& value) {
+    return Made().insert_or_assign(key, std::forward<M>(value));
+  }
+  template <typename... Args>
+  std::pair<iterator, bool> emplace(Args&&... args) {
+    return Made().emplace(std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  std::pair<iterator, bool> try_emplace(const K& key, Args&&... args) {
+    return Made().try_emplace(key, std::forward<Args>(args)...);
+  }
+  size_type erase(const K& key) { return map_ ? map_->erase(key) : 0; }
+  iterator erase(iterator it) { return map_->erase(it); }
+  iterator erase(const_iterator it) { return map_->erase(it); }
+  void clear() { map_.reset(); }
+
+  // The map as a std::map, for callers that need one.
+  Map ToMap() const { return map_ ? *map_ : Map(); }
+
+  friend bool operator==(const BoxedMap& a, const BoxedMap& b) {
+    if (a.size() != b.size()) return false;
+    return a.empty() || *a.map_ == *b.map_;
+  }
+
+ private:
+  // The end() of every BoxedMap that holds no map. Never changed.
+  static Map& EmptyMap() {
+    static Map* const empty = new Map();
+    return *empty;
+  }
+  Map& Made() {
+    if (!map_) map_ = std::make_unique<Map>();
+    return *map_;
+  }
+
+  std::unique_ptr<Map> map_;
 };
 
 }  // namespace kq

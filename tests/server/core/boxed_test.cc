@@ -1,6 +1,8 @@
 #include "server/core/boxed.h"
 
+#include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -56,6 +58,71 @@ TEST(BoxedTest, ConvertsFromAndToOptional) {
   EXPECT_EQ(box.ToOptional(), std::nullopt);
   box = 9;
   EXPECT_EQ(box.ToOptional(), std::optional<int>(9));
+}
+
+TEST(BoxedMapTest, AnEmptyMapCostsAPointer) {
+  EXPECT_EQ(sizeof(BoxedMap<std::string, std::string>), sizeof(void*));
+  BoxedMap<std::string, int> map;
+  EXPECT_TRUE(map.empty());
+  EXPECT_EQ(map.size(), 0u);
+  EXPECT_EQ(map.begin(), map.end());
+  EXPECT_EQ(map.find("a"), map.end());
+  EXPECT_EQ(map.count("a"), 0u);
+  EXPECT_FALSE(map.contains("a"));
+  EXPECT_EQ(map.erase("a"), 0u);
+  const BoxedMap<std::string, int>& read = map;
+  EXPECT_EQ(read.find("a"), read.end());
+  EXPECT_THROW(read.at("a"), std::out_of_range);
+}
+
+TEST(BoxedMapTest, BehavesAsAStdMap) {
+  BoxedMap<std::string, int> map;
+  map["b"] = 2;
+  EXPECT_TRUE(map.insert({"a", 1}).second);
+  EXPECT_FALSE(map.emplace("a", 9).second);
+  EXPECT_TRUE(map.try_emplace("c", 3).second);
+  map.insert_or_assign("c", 4);
+  EXPECT_EQ(map.size(), 3u);
+  EXPECT_EQ(map.at("c"), 4);
+  std::map<std::string, int> seen(map.begin(), map.end());
+  EXPECT_EQ(seen, (std::map<std::string, int>{{"a", 1}, {"b", 2}, {"c", 4}}));
+  EXPECT_EQ(map.begin()->first, "a");  // in key order
+  auto it = map.find("b");
+  ASSERT_NE(it, map.end());
+  it->second = 5;
+  EXPECT_EQ(map.at("b"), 5);
+  it = map.erase(it);
+  EXPECT_EQ(it->first, "c");
+  EXPECT_EQ(map.erase("a"), 1u);
+  EXPECT_EQ(map.ToMap(), (std::map<std::string, int>{{"c", 4}}));
+  map.clear();
+  EXPECT_TRUE(map.empty());
+  EXPECT_EQ(map.begin(), map.end());
+}
+
+TEST(BoxedMapTest, CopiesAreDeepAndEmptyEqualsEmptied) {
+  using StringMap = BoxedMap<std::string, std::string>;
+  StringMap a = {{"k", "v"}};
+  StringMap b = a;
+  b["k"] = "w";
+  EXPECT_EQ(a.at("k"), "v");
+  EXPECT_FALSE(a == b);
+  b = a;
+  EXPECT_TRUE(a == b);
+  StringMap emptied = a;
+  emptied.erase("k");
+  EXPECT_TRUE(emptied == StringMap());
+  EXPECT_FALSE(emptied == a);
+  a = StringMap();
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(b.at("k"), "v");
+  StringMap moved = std::move(b);
+  EXPECT_EQ(moved.at("k"), "v");
+  const std::map<std::string, std::string> plain = {{"x", "y"}};
+  StringMap from_plain = plain;
+  EXPECT_EQ(from_plain.ToMap(), plain);
+  from_plain = {};
+  EXPECT_TRUE(from_plain.empty());
 }
 
 }  // namespace
