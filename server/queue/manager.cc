@@ -37,6 +37,12 @@ bool Manager::Before(const Entry& a, const Entry& b) {
   return std::tie(a.uid, *a.workload) < std::tie(b.uid, *b.workload);
 }
 
+Manager::Pending& Manager::QueueNamed(const std::string& cluster_queue) {
+  auto [it, made] = queues_.try_emplace(cluster_queue);
+  if (made) it->second.name = &it->first;
+  return it->second;
+}
+
 Manager::Entry& Manager::EntryFor(const QueueKey& key) {
   auto it = where_.try_emplace(key.workload).first;
   it->second.workload = &it->first;
@@ -75,7 +81,7 @@ void Manager::Unpark(Entry& entry) {
 
 void Manager::UpsertClusterQueue(const std::string& name,
                                  QueueingStrategy strategy) {
-  queues_[name].strategy = strategy;
+  QueueNamed(name).strategy = strategy;
 }
 
 std::vector<NamespacedName> Manager::DeleteClusterQueue(
@@ -103,22 +109,20 @@ void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   const bool was_active =
       held != where_.end() && held->second.place == Place::kActive;
   Remove(key.workload);
-  auto q = queues_.try_emplace(cluster_queue).first;
+  Pending& pending = QueueNamed(cluster_queue);
   Entry& entry = EntryFor(key);
   SetKey(entry, key);
-  entry.cluster_queue = &q->first;
-  entry.pending = &q->second;
+  entry.pending = &pending;
   // Kueue's AddOrUpdate: a workload not active already whose equivalent
   // was parked (BestEffortFIFO) is parked without a try.
-  const Pending& pending = q->second;
   if (!was_active && pending.strategy == QueueingStrategy::kBestEffortFIFO &&
       IsBulkMoved(pending, entry.scheduling_hash)) {
     Park(entry);
     return;
   }
   entry.place = Place::kActive;
-  InsertActive(q->second, entry);
-  q->second.nothing_live = false;
+  InsertActive(pending, entry);
+  pending.nothing_live = false;
 }
 
 void Manager::BulkMove(Pending& pending, uint64_t hash) {
@@ -223,23 +227,14 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
                                         RequeueReason reason,
                                         bool pending_flavors) {
   auto held = where_.find(key.workload);
-  if (held != where_.end() && *held->second.cluster_queue != cluster_queue) {
+  if (held != where_.end() && *held->second.pending->name != cluster_queue) {
     Remove(key.workload);
     held = where_.end();
   }
   // A held entry knows its queue (every pass requeues each head it popped):
   // no walk of queues_ by name.
-  const std::string* queue_name = nullptr;
-  Pending* queue = nullptr;
-  if (held != where_.end()) {
-    queue_name = held->second.cluster_queue;
-    queue = held->second.pending;
-  } else {
-    auto q = queues_.try_emplace(cluster_queue).first;
-    queue_name = &q->first;
-    queue = &q->second;
-  }
-  Pending& pending = *queue;
+  Pending& pending =
+      held != where_.end() ? *held->second.pending : QueueNamed(cluster_queue);
   // Kueue's requeueIfNotPresent (backoff is not modelled yet: every requeue
   // is past its backoff).
   const bool to_active =
@@ -248,7 +243,6 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
   if (held == where_.end() || held->second.place == Place::kPopped) {
     Entry& entry = held == where_.end() ? EntryFor(key) : held->second;
     if (!HasKey(entry, key)) SetKey(entry, key);
-    entry.cluster_queue = queue_name;
     entry.pending = &pending;
     if (!to_active) {
       Park(entry);
@@ -406,7 +400,7 @@ std::optional<int64_t> Manager::PositionOf(
 const std::string* Manager::ClusterQueueOf(
     const NamespacedName& workload) const {
   const Entry* entry = Held(workload);
-  return entry == nullptr ? nullptr : entry->cluster_queue;
+  return entry == nullptr ? nullptr : entry->pending->name;
 }
 
 bool Manager::IsInadmissible(const NamespacedName& workload) const {

@@ -219,6 +219,8 @@ class Manager {
     size_t size_ = 0;
   };
   struct Pending {
+    // Its key in queues_ (std::map elements do not move).
+    const std::string* name = nullptr;
     QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
     Heap active;
     // Parked entries in no order (each knows its index): parking and
@@ -254,6 +256,7 @@ class Manager {
     // Its index in pending->inadmissible while parked.
     uint32_t parked_index = 0;
     absl::Time timestamp;
+    Place place = Place::kActive;
     std::string uid;
     const NamespacedName* workload = nullptr;
     const Workload* object = nullptr;
@@ -261,17 +264,20 @@ class Manager {
     // workload's shape changes only through a new key or a new push); 0
     // without an object.
     uint64_t scheduling_hash = 0;
-    // The queues_ element holding it (std::map elements do not move).
-    const std::string* cluster_queue = nullptr;
+    // The queue holding it, in queues_ (std::map elements do not move).
     Pending* pending = nullptr;
-    Place place = Place::kActive;
   };
+  // One per queued workload: at 96 bytes, its where_ node (with the key)
+  // takes 160.
+  static_assert(sizeof(Entry) <= 96, "an Entry grew past 96 bytes");
 
   static Slot SlotOf(Entry& entry) {
     return Slot{entry.priority, entry.timestamp, &entry, entry.scheduling_hash};
   }
   // QueueKey's order between entries.
   static bool Before(const Entry& a, const Entry& b);
+  // The queue of `cluster_queue`, made if needed.
+  Pending& QueueNamed(const std::string& cluster_queue);
   // The entry of `key`'s workload, made (with no key yet) if needed.
   Entry& EntryFor(const QueueKey& key);
   static void SetKey(Entry& entry, const QueueKey& key);
