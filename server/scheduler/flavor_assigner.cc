@@ -1,8 +1,8 @@
 #include "server/scheduler/flavor_assigner.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
-#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -258,11 +258,14 @@ bool FlavorMatchesNodeAffinity(const PodSet& ps, const Labels& node,
 }
 
 // Unique, sorted union of two reason lists (Kueue's mergeUnique + sort).
-std::vector<std::string> MergeUnique(const std::vector<std::string>& a,
+// Every head's nomination merges its reasons: sorting one vector costs
+// one allocation where a std::set costs one per reason.
+std::vector<std::string> MergeUnique(std::vector<std::string> a,
                                      const std::vector<std::string>& b) {
-  std::set<std::string> set(a.begin(), a.end());
-  set.insert(b.begin(), b.end());
-  return {set.begin(), set.end()};
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end());
+  a.erase(std::unique(a.begin(), a.end()), a.end());
+  return a;
 }
 
 // Kueue's mergeFlavorAttempts: a flavor seen for several resources keeps its
@@ -273,9 +276,9 @@ void MergeFlavorAttempts(std::map<std::string, FlavorAssignmentAttempt>& dst,
   for (const FlavorAssignmentAttempt& at : src) {
     auto it = dst.find(at.flavor);
     if (it == dst.end()) {
-      FlavorAssignmentAttempt copy = at;
-      copy.reasons = MergeUnique({}, at.reasons);
-      dst[at.flavor] = std::move(copy);
+      FlavorAssignmentAttempt& added = dst[at.flavor];
+      added = at;
+      added.reasons = MergeUnique(std::move(added.reasons), {});
       continue;
     }
     FlavorAssignmentAttempt& existing = it->second;
@@ -286,7 +289,7 @@ void MergeFlavorAttempts(std::map<std::string, FlavorAssignmentAttempt>& dst,
          *at.preemption_possibility < *existing.preemption_possibility)) {
       existing.preemption_possibility = at.preemption_possibility;
     }
-    existing.reasons = MergeUnique(existing.reasons, at.reasons);
+    existing.reasons = MergeUnique(std::move(existing.reasons), at.reasons);
     existing.no_fit_reason =
         MostSevereReason(existing.no_fit_reason, at.no_fit_reason);
   }
@@ -303,17 +306,21 @@ void MergeFlavorAttemptsForResource(
   if (src.empty()) return;
   int group = GroupOf(cq, resource);
   if (group < 0) return;
-  std::set<std::string> group_flavors;
-  for (const FlavorQuotas& fq : cq.resource_groups[group].flavors) {
-    group_flavors.insert(fq.name);
-  }
-  std::set<std::string> present;
-  for (const FlavorAssignmentAttempt& at : src) present.insert(at.flavor);
+  // A group has a few flavors: scans, not sets, which would allocate.
+  const std::vector<FlavorQuotas>& group_flavors =
+      cq.resource_groups[group].flavors;
   for (auto& [flavor, at] : dst) {
-    if (!group_flavors.count(flavor) || present.count(flavor)) continue;
+    const bool in_group =
+        std::any_of(group_flavors.begin(), group_flavors.end(),
+                    [&](const FlavorQuotas& fq) { return fq.name == flavor; });
+    const bool present = std::any_of(
+        src.begin(), src.end(),
+        [&](const FlavorAssignmentAttempt& a) { return a.flavor == flavor; });
+    if (!in_group || present) continue;
     at.mode = AssignmentMode::kNoFit;
-    at.reasons = MergeUnique(
-        at.reasons, {absl::StrCat("flavor ", flavor,
+    at.reasons =
+        MergeUnique(std::move(at.reasons),
+                    {absl::StrCat("flavor ", flavor,
                                   " does not provide resource ", resource)});
     at.no_fit_reason = kReasonNoMatchingFlavor;
   }
@@ -724,8 +731,9 @@ Assignment FlavorAssigner::Assign(absl::Span<const int32_t> counts) const {
       }
       group_flavors.insert(found.flavors.begin(), found.flavors.end());
       if (found.has_status) {
-        group_reasons.insert(group_reasons.end(), found.reasons.begin(),
-                             found.reasons.end());
+        group_reasons.insert(group_reasons.end(),
+                             std::make_move_iterator(found.reasons.begin()),
+                             std::make_move_iterator(found.reasons.end()));
       }
     }
 
@@ -828,10 +836,11 @@ FlavorAssigner::FlavorSearch FlavorAssigner::FindFlavorForPodSet(
           fr, assumed == assigned_usage.end() ? 0 : assumed->second, value,
           nominal);
       if (fit.has_status) {
-        quota_reasons.insert(quota_reasons.end(), fit.reasons.begin(),
-                             fit.reasons.end());
         status_reasons.insert(status_reasons.end(), fit.reasons.begin(),
                               fit.reasons.end());
+        quota_reasons.insert(quota_reasons.end(),
+                             std::make_move_iterator(fit.reasons.begin()),
+                             std::make_move_iterator(fit.reasons.end()));
         flavor_no_fit_reason =
             MostSevereReason(flavor_no_fit_reason, fit.no_fit_reason);
       }
