@@ -216,6 +216,11 @@ struct ScaleOptions {
   // those that arrived while the one before ran, as kqd's engine batches
   // every command that queued during its last batch (0: skip).
   double offered_rate = 10000;
+  // Then, per rate, the same open loop on a fresh state whose ClusterQueues
+  // never preempt (the mix and quotas otherwise the same): how many
+  // admissions the core sustains when Kueue's one preemption per cohort
+  // per pass does not bound them (empty: skip).
+  std::vector<double> no_preemption_rates = {10000, 30000};
 };
 absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
                                             const Context& context);

@@ -170,6 +170,11 @@ int main(int argc, char** argv) {
       ->add_option("--offered-rate", scale.offered_rate,
                    "finishes/s of the open-loop durable churn (0: skip)")
       ->capture_default_str();
+  scale_cmd
+      ->add_option("--no-preemption-rates", scale.no_preemption_rates,
+                   "finishes/s of open-loop durable churns on ClusterQueues "
+                   "that never preempt (0: skip)")
+      ->capture_default_str();
 
   RestartOptions restart;
   CLI::App* restart_cmd =
