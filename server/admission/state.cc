@@ -1206,7 +1206,7 @@ void AdmissionState::ResolvePriority(Workload& wl) const {
     wl.priority_class_name = "default";
   }
   if (wl.priority_class_name.empty()) return;
-  wl.priority_class_source = "kueue.x-k8s.io/workloadpriorityclass";
+  wl.priority_class_source = PriorityClassSource::kWorkloadPriorityClass;
   wl.priority = priority_classes_.at(wl.priority_class_name).value;
 }
 

@@ -1158,7 +1158,17 @@ absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
     wl.pod_sets.push_back(std::move(ps));
   }
   wl.priority_class_name = spec.priority_class_name();
-  wl.priority_class_source = spec.priority_class_source();
+  // Rows stored before kq checked the value load with it dropped (no
+  // source), not failing the start-up.
+  if (!ParsePriorityClassSource(spec.priority_class_source(),
+                                &wl.priority_class_source) &&
+      from_client) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.priorityClassSource: Unsupported value: \"",
+        spec.priority_class_source(),
+        "\": supported values: \"kueue.x-k8s.io/workloadpriorityclass\", "
+        "\"scheduling.k8s.io/priorityclass\", \"\""));
+  }
   wl.priority = spec.priority();
   wl.active = spec.has_active() ? spec.active() : true;
   if (spec.has_maximum_execution_time_seconds()) {
@@ -1219,7 +1229,8 @@ v1::Workload WorkloadToProto(const Workload& workload, TemplateOut out) {
     PodSetToProto(ps, out, spec->add_pod_sets());
   }
   spec->set_priority_class_name(workload.priority_class_name);
-  spec->set_priority_class_source(workload.priority_class_source);
+  spec->set_priority_class_source(
+      PriorityClassSourceName(workload.priority_class_source));
   spec->set_priority(workload.priority);
   spec->set_active(workload.active);
   if (workload.maximum_execution_time_seconds.has_value()) {

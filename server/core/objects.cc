@@ -245,4 +245,29 @@ const char* StateName(WorkloadState state) {
   return "Unknown";
 }
 
+const char* PriorityClassSourceName(PriorityClassSource source) {
+  switch (source) {
+    case PriorityClassSource::kNone:
+      return "";
+    case PriorityClassSource::kWorkloadPriorityClass:
+      return "kueue.x-k8s.io/workloadpriorityclass";
+    case PriorityClassSource::kPodPriorityClass:
+      return "scheduling.k8s.io/priorityclass";
+  }
+  return "";
+}
+
+bool ParsePriorityClassSource(absl::string_view text,
+                              PriorityClassSource* source) {
+  for (PriorityClassSource s :
+       {PriorityClassSource::kNone, PriorityClassSource::kWorkloadPriorityClass,
+        PriorityClassSource::kPodPriorityClass}) {
+    if (text == PriorityClassSourceName(s)) {
+      *source = s;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace kq

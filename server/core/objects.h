@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 #include "server/core/boxed.h"
@@ -364,14 +365,27 @@ struct Runner {
   friend bool operator==(const Runner&, const Runner&) = default;
 };
 
+// Kueue's spec.priorityClassSource (an enum in Kueue's CRD): what
+// priorityClassName names.
+enum class PriorityClassSource : uint8_t {
+  kNone,                   // ""
+  kWorkloadPriorityClass,  // "kueue.x-k8s.io/workloadpriorityclass"
+  kPodPriorityClass,       // "scheduling.k8s.io/priorityclass"
+};
+// The API's value ("" for kNone).
+const char* PriorityClassSourceName(PriorityClassSource source);
+// Parses an API value; false when it is none of the three.
+bool ParsePriorityClassSource(absl::string_view text,
+                              PriorityClassSource* source);
+
 struct Workload {
   ObjectMeta meta;
   std::string queue_name;
   std::vector<PodSet> pod_sets;
   std::string priority_class_name;
-  std::string priority_class_source;
   int32_t priority = 0;
   bool active = true;
+  PriorityClassSource priority_class_source = PriorityClassSource::kNone;
   std::optional<int32_t> maximum_execution_time_seconds;
 
   Boxed<Admission> admission;

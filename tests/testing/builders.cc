@@ -276,7 +276,7 @@ WorkloadBuilder& WorkloadBuilder::Priority(int32_t priority) {
 
 WorkloadBuilder& WorkloadBuilder::PriorityClass(std::string name) {
   object_.priority_class_name = std::move(name);
-  object_.priority_class_source = "kueue.x-k8s.io/workloadpriorityclass";
+  object_.priority_class_source = PriorityClassSource::kWorkloadPriorityClass;
   return *this;
 }
 

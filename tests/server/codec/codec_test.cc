@@ -993,6 +993,31 @@ TEST(WorkloadErrorTest, MalformedRequestNamesPodSetAndResource) {
                        "malformed: expected a number"));
 }
 
+TEST(WorkloadErrorTest, PriorityClassSourceIsKueuesEnum) {
+  for (PriorityClassSource source :
+       {PriorityClassSource::kNone, PriorityClassSource::kWorkloadPriorityClass,
+        PriorityClassSource::kPodPriorityClass}) {
+    v1::Workload proto;
+    proto.mutable_spec()->set_priority_class_source(
+        PriorityClassSourceName(source));
+    ASSERT_OK_AND_ASSIGN(Workload wl, FromClientProto(proto));
+    EXPECT_EQ(wl.priority_class_source, source);
+    EXPECT_EQ(ToProto(wl).spec().priority_class_source(),
+              PriorityClassSourceName(source));
+  }
+  v1::Workload proto;
+  proto.mutable_spec()->set_priority_class_source("example.com/mine");
+  EXPECT_THAT(FromClientProto(proto),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "spec.priorityClassSource: Unsupported value: "
+                       "\"example.com/mine\": supported values: "
+                       "\"kueue.x-k8s.io/workloadpriorityclass\", "
+                       "\"scheduling.k8s.io/priorityclass\", \"\""));
+  // A row stored before kq checked the value still loads, without it.
+  ASSERT_OK_AND_ASSIGN(Workload stored, FromProto(proto));
+  EXPECT_EQ(stored.priority_class_source, PriorityClassSource::kNone);
+}
+
 TEST(WorkloadErrorTest, MalformedRequestInSecondPodSet) {
   auto proto = ParseText<v1::Workload>(R"pb(
     spec {
