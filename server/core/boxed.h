@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace kq {
 
@@ -229,6 +230,119 @@ class BoxedMap {
   }
 
   std::unique_ptr<Map> map_;
+};
+
+// std::vector's interface with the vector on the heap, made by the first
+// insert: for a list most objects leave empty (a workload's admission
+// checks, a pod set's tolerations and required node affinity), which then
+// costs a pointer instead of std::vector's 24 bytes. Iterators and element
+// references behave as std::vector's, except that an iterator taken while
+// the list is empty (only ever an end()) is not the end() of the list
+// after its first insert. Copies are deep; an empty BoxedVector equals one
+// that was emptied.
+template <typename T>
+class BoxedVector {
+ public:
+  using Vector = std::vector<T>;
+  using value_type = typename Vector::value_type;
+  using size_type = typename Vector::size_type;
+  using reference = typename Vector::reference;
+  using const_reference = typename Vector::const_reference;
+  using iterator = typename Vector::iterator;
+  using const_iterator = typename Vector::const_iterator;
+
+  BoxedVector() = default;
+  BoxedVector(std::initializer_list<T> values) {
+    if (values.size() > 0) vector_ = std::make_unique<Vector>(values);
+  }
+  BoxedVector(const Vector& vector) {  // NOLINT: as the vector it stands for
+    if (!vector.empty()) vector_ = std::make_unique<Vector>(vector);
+  }
+  BoxedVector(Vector&& vector) {  // NOLINT: as the vector it stands for
+    if (!vector.empty()) vector_ = std::make_unique<Vector>(std::move(vector));
+  }
+  BoxedVector(const BoxedVector& other)
+      : vector_(other.empty() ? nullptr
+                              : std::make_unique<Vector>(*other.vector_)) {}
+  BoxedVector(BoxedVector&&) noexcept = default;
+
+  BoxedVector& operator=(const BoxedVector& other) {
+    if (this == &other) return *this;
+    if (other.empty()) {
+      vector_.reset();
+    } else if (vector_) {
+      *vector_ = *other.vector_;
+    } else {
+      vector_ = std::make_unique<Vector>(*other.vector_);
+    }
+    return *this;
+  }
+  BoxedVector& operator=(BoxedVector&&) noexcept = default;
+  BoxedVector& operator=(std::initializer_list<T> values) {
+    return *this = BoxedVector(values);
+  }
+
+  bool empty() const { return !vector_ || vector_->empty(); }
+  size_type size() const { return vector_ ? vector_->size() : 0; }
+
+  iterator begin() { return vector_ ? vector_->begin() : iterator(); }
+  iterator end() { return vector_ ? vector_->end() : iterator(); }
+  const_iterator begin() const { return cbegin(); }
+  const_iterator end() const { return cend(); }
+  const_iterator cbegin() const {
+    return vector_ ? vector_->cbegin() : const_iterator();
+  }
+  const_iterator cend() const {
+    return vector_ ? vector_->cend() : const_iterator();
+  }
+
+  // As std::vector's: `i` must be below size().
+  reference operator[](size_type i) { return (*vector_)[i]; }
+  const_reference operator[](size_type i) const { return (*vector_)[i]; }
+  reference front() { return vector_->front(); }
+  const_reference front() const { return vector_->front(); }
+  reference back() { return vector_->back(); }
+  const_reference back() const { return vector_->back(); }
+
+  void push_back(const T& value) { Made().push_back(value); }
+  void push_back(T&& value) { Made().push_back(std::move(value)); }
+  template <typename... Args>
+  reference emplace_back(Args&&... args) {
+    return Made().emplace_back(std::forward<Args>(args)...);
+  }
+  iterator insert(const_iterator pos, const T& value) {
+    if (!vector_) {
+      // `pos` can only be this empty list's end().
+      Vector& made = Made();
+      return made.insert(made.end(), value);
+    }
+    return vector_->insert(pos, value);
+  }
+  iterator erase(const_iterator pos) { return vector_->erase(pos); }
+  iterator erase(const_iterator first, const_iterator last) {
+    if (first == last) return begin() + (first - cbegin());
+    return vector_->erase(first, last);
+  }
+  void reserve(size_type n) {
+    if (n > 0) Made().reserve(n);
+  }
+  void clear() { vector_.reset(); }
+
+  // The list as a std::vector, for callers that need one.
+  Vector ToVector() const { return vector_ ? *vector_ : Vector(); }
+
+  friend bool operator==(const BoxedVector& a, const BoxedVector& b) {
+    if (a.size() != b.size()) return false;
+    return a.empty() || *a.vector_ == *b.vector_;
+  }
+
+ private:
+  Vector& Made() {
+    if (!vector_) vector_ = std::make_unique<Vector>();
+    return *vector_;
+  }
+
+  std::unique_ptr<Vector> vector_;
 };
 
 }  // namespace kq

@@ -292,12 +292,12 @@ struct PodSet {
   // (store::PodTemplate), not in memory: kqd's state leaves template_json
   // empty, and the engine reads the text back for every workload it
   // answers with or publishes. (Here, beside the other small fields, so
-  // that a pod set takes 192 bytes, not 240.)
+  // that a pod set takes 160 bytes.)
   bool template_on_disk = false;
   ResourceList requests;  // of one pod
   Labels node_selector;
-  std::vector<Toleration> tolerations;
-  std::vector<NodeSelectorTerm> required_node_affinity;
+  BoxedVector<Toleration> tolerations;
+  BoxedVector<NodeSelectorTerm> required_node_affinity;
   // The pod template as JSON text; opaque to admission.
   std::string template_json;
   // A digest of the template's scheduling-relevant pod spec shape
@@ -390,7 +390,7 @@ struct Workload {
 
   Boxed<Admission> admission;
   std::vector<Condition> conditions;
-  std::vector<AdmissionCheckState> admission_checks;
+  BoxedVector<AdmissionCheckState> admission_checks;
   std::optional<int32_t> requeue_count;
   Boxed<absl::Time> requeue_at;
   // Attached while a runner holds a lease on the admitted workload.

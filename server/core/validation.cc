@@ -913,7 +913,8 @@ absl::Status ValidateWorkload(const Workload& wl) {
       KQ_RETURN_IF_ERROR(ValidateResourceName(rp, resource));
       KQ_RETURN_IF_ERROR(ValidateNonNegative(rp, quantity));
     }
-    KQ_RETURN_IF_ERROR(ValidateTolerations(p + ".tolerations", ps.tolerations));
+    KQ_RETURN_IF_ERROR(
+        ValidateTolerations(p + ".tolerations", ps.tolerations.ToVector()));
   }
   if (with_min_count > 1) {
     return Invalid("spec.podSets", "at most one pod set may set minCount");

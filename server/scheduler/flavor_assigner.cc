@@ -895,7 +895,7 @@ std::vector<std::string> FlavorAssigner::CheckFlavorForPodSet(
     return {absl::StrCat("flavor ", flavor_name, " not found")};
   }
   const ResourceFlavor& flavor = it->second;
-  std::vector<Toleration> tolerations = pod_set.tolerations;
+  std::vector<Toleration> tolerations = pod_set.tolerations.ToVector();
   tolerations.insert(tolerations.end(), flavor.tolerations.begin(),
                      flavor.tolerations.end());
   if (const Taint* taint =

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -121,6 +122,62 @@ TEST(BoxedMapTest, CopiesAreDeepAndEmptyEqualsEmptied) {
   const std::map<std::string, std::string> plain = {{"x", "y"}};
   StringMap from_plain = plain;
   EXPECT_EQ(from_plain.ToMap(), plain);
+  from_plain = {};
+  EXPECT_TRUE(from_plain.empty());
+}
+
+TEST(BoxedVectorTest, AnEmptyListCostsAPointer) {
+  EXPECT_EQ(sizeof(BoxedVector<std::string>), sizeof(void*));
+  BoxedVector<std::string> list;
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(list.size(), 0u);
+  EXPECT_EQ(list.begin(), list.end());
+  EXPECT_EQ(list.erase(list.begin(), list.end()), list.end());
+  int seen = 0;
+  for (const std::string& s : list) seen += static_cast<int>(s.size()) + 1;
+  EXPECT_EQ(seen, 0);
+  EXPECT_EQ(list.ToVector(), std::vector<std::string>());
+}
+
+TEST(BoxedVectorTest, BehavesAsAStdVector) {
+  BoxedVector<std::string> list;
+  list.push_back("b");
+  list.emplace_back("c");
+  list.insert(list.begin(), "a");
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list.front(), "a");
+  EXPECT_EQ(list.back(), "c");
+  list[1] = "B";
+  EXPECT_EQ(list.ToVector(), (std::vector<std::string>{"a", "B", "c"}));
+  auto it = list.erase(list.begin());
+  EXPECT_EQ(*it, "B");
+  EXPECT_EQ(list.ToVector(), (std::vector<std::string>{"B", "c"}));
+  BoxedVector<std::string> fresh;
+  fresh.insert(fresh.end(), "only");
+  EXPECT_EQ(fresh.ToVector(), std::vector<std::string>{"only"});
+  list.clear();
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(list.begin(), list.end());
+}
+
+TEST(BoxedVectorTest, CopiesAreDeepAndEmptyEqualsEmptied) {
+  using StringList = BoxedVector<std::string>;
+  StringList a = {"x", "y"};
+  StringList b = a;
+  b[0] = "z";
+  EXPECT_EQ(a[0], "x");
+  EXPECT_FALSE(a == b);
+  b = a;
+  EXPECT_TRUE(a == b);
+  StringList emptied = a;
+  emptied.erase(emptied.begin(), emptied.end());
+  EXPECT_TRUE(emptied == StringList());
+  EXPECT_FALSE(emptied == a);
+  StringList moved = std::move(b);
+  EXPECT_EQ(moved.ToVector(), (std::vector<std::string>{"x", "y"}));
+  const std::vector<std::string> plain = {"p"};
+  StringList from_plain = plain;
+  EXPECT_EQ(from_plain.ToVector(), plain);
   from_plain = {};
   EXPECT_TRUE(from_plain.empty());
 }
