@@ -733,12 +733,17 @@ void JsonToValue(const nlohmann::json& json, google::protobuf::Value* value) {
   }
 }
 
+uint64_t SpecShapeDigestOf(const nlohmann::json& template_dom);
+
 // Writes a Struct as JSON with object keys sorted. Protobuf prints a
 // Struct's keys in hash-map order, which differs between two copies of the
 // same template; sorting makes equal templates equal strings, so a workload
-// compares equal to itself after a trip through the store.
+// compares equal to itself after a trip through the store. Sets
+// `*spec_shape` to the text's SpecShapeDigest, made from the parsed
+// template rather than by parsing the text again.
 absl::StatusOr<std::string> CanonicalJson(
-    absl::string_view path, const google::protobuf::Struct& template_struct) {
+    absl::string_view path, const google::protobuf::Struct& template_struct,
+    uint64_t* spec_shape) {
   // nlohmann::json keeps objects in a std::map, so dump() sorts keys. The
   // calls below are the non-throwing forms; the catch is a guard so that no
   // exception can leave the codec.
@@ -747,6 +752,7 @@ absl::StatusOr<std::string> CanonicalJson(
     // writer and a parse of its output cost most of a submission's CPU).
     nlohmann::json direct;
     if (StructToJson(template_struct, direct)) {
+      *spec_shape = SpecShapeDigestOf(direct);
       return direct.dump(-1, ' ', /*ensure_ascii=*/false,
                          nlohmann::json::error_handler_t::replace);
     }
@@ -763,8 +769,11 @@ absl::StatusOr<std::string> CanonicalJson(
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": protobuf wrote JSON that does not parse"));
     }
-    return parsed.dump(-1, ' ', /*ensure_ascii=*/false,
-                       nlohmann::json::error_handler_t::replace);
+    std::string canonical =
+        parsed.dump(-1, ' ', /*ensure_ascii=*/false,
+                    nlohmann::json::error_handler_t::replace);
+    *spec_shape = SpecShapeDigest(canonical);
+    return canonical;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
   }
@@ -903,6 +912,39 @@ bool InSpecShape(const std::vector<std::string>& path, int depth,
   return true;
 }
 
+// Copies the members of `in` that SpecShapeDigest's parse keeps, deciding
+// each as that parse's callback does: `depth` is how many JSON containers
+// enclose `in`, and `path` holds the keys by depth.
+void CopySpecShape(const nlohmann::json& in, int depth,
+                   std::vector<std::string>& path, nlohmann::json& out) {
+  if (in.is_object()) {
+    out = nlohmann::json::object();
+    const int inner = depth + 1;
+    for (const auto& [key, child] : in.items()) {
+      path.resize(inner);
+      path.push_back(key);
+      if (!InSpecShape(path, inner, key)) continue;
+      CopySpecShape(child, inner, path, out[key]);
+    }
+  } else if (in.is_array()) {
+    out = nlohmann::json::array();
+    for (const nlohmann::json& child : in) {
+      CopySpecShape(child, depth + 1, path, out.emplace_back());
+    }
+  } else {
+    out = in;
+  }
+}
+
+// SpecShapeDigest of a template already parsed: the same value as that of
+// its text, without parsing the text again.
+uint64_t SpecShapeDigestOf(const nlohmann::json& template_dom) {
+  std::vector<std::string> path;
+  nlohmann::json shape;
+  CopySpecShape(template_dom, 0, path, shape);
+  return StableHash(shape.dump());
+}
+
 absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
                                        bool from_client) {
   const std::string path = absl::StrCat("spec.podSets[", index, "]");
@@ -942,19 +984,22 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
     }
   }
   ps.template_on_disk = proto.template_on_disk();
+  uint64_t struct_spec_shape = 0;
   if (!proto.template_json().empty()) {
     ps.template_json = proto.template_json();
   } else if (proto.has_template_()) {
-    KQ_ASSIGN_OR_RETURN(
-        ps.template_json,
-        CanonicalJson(absl::StrCat(path, ".template"), proto.template_()));
+    KQ_ASSIGN_OR_RETURN(ps.template_json,
+                        CanonicalJson(absl::StrCat(path, ".template"),
+                                      proto.template_(), &struct_spec_shape));
   }
   // kqd makes the digest from a client's template (a client's own is never
   // taken); the stored form carries it.
   if (!from_client) {
     ps.spec_shape = proto.spec_shape();
-  } else if (!ps.template_json.empty()) {
+  } else if (!proto.template_json().empty()) {
     ps.spec_shape = SpecShapeDigest(ps.template_json);
+  } else if (proto.has_template_()) {
+    ps.spec_shape = struct_spec_shape;
   }
   return ps;
 }

@@ -731,6 +731,57 @@ TEST(SpecShapeDigestTest, CountsTheSchedulingShapeOnly) {
   EXPECT_EQ(SpecShapeDigest("not json"), 0u);
 }
 
+// A template sent as a Struct gets its digest from the parsed template, not
+// by parsing its text again: the digest of its text all the same, so that
+// digests stored before and workloads sent either way stay comparable.
+TEST(SpecShapeDigestTest, StructTemplatesGetTheDigestOfTheirText) {
+  for (const char* json : {
+           R"({})",
+           R"({"metadata":{"labels":{"a":"b"}}})",
+           R"({"spec":{"containers":[{"name":"c","image":"i",
+               "resources":{"requests":{"cpu":"1","memory":"1Gi"},
+               "limits":{"cpu":"2"}},"ports":[{"containerPort":80,
+               "protocol":"TCP"}],"env":[{"name":"X","value":"1"}]}],
+               "restartPolicy":"Never"}})",
+           R"({"spec":{"initContainers":[{"resources":{"requests":
+               {"cpu":"500m"}}}],"containers":[{"resources":{}},
+               {"resources":{"requests":{"nvidia.com/gpu":4}},
+               "ports":[]}],"nodeSelector":{"pool":"gpu"},
+               "tolerations":[{"key":"k","operator":"Exists",
+               "tolerationSeconds":30}],"priority":7,
+               "runtimeClassName":"gvisor","overhead":{"cpu":"10m"},
+               "resources":{"requests":{"cpu":"1"},"limits":{"cpu":"2"}}}})",
+           R"({"spec":{"affinity":{"nodeAffinity":{
+               "requiredDuringSchedulingIgnoredDuringExecution":{
+               "nodeSelectorTerms":[{"matchExpressions":[{"key":"zone",
+               "operator":"In","values":["a","b"]}]}]}}},
+               "topologySpreadConstraints":[{"maxSkew":1,
+               "topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+               "labelSelector":{"matchLabels":{"app":"x"}}}],
+               "resourceClaims":[{"name":"gpu"}],"hostNetwork":true,
+               "schedulerName":null,"containers":[[1,2],{"ports":[{
+               "containerPort":8080.5}]}]}})",
+       }) {
+    SCOPED_TRACE(json);
+    v1::Workload proto;
+    v1::PodSet* ps = proto.mutable_spec()->add_pod_sets();
+    ps->set_name("main");
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                    json, ps->mutable_template_())
+                    .ok());
+    ASSERT_OK_AND_ASSIGN(Workload wl, FromClientProto(proto));
+    EXPECT_EQ(wl.pod_sets[0].spec_shape,
+              SpecShapeDigest(wl.pod_sets[0].template_json));
+    // And the same template sent as text gets the same digest.
+    v1::Workload text;
+    v1::PodSet* text_ps = text.mutable_spec()->add_pod_sets();
+    text_ps->set_name("main");
+    text_ps->set_template_json(wl.pod_sets[0].template_json);
+    ASSERT_OK_AND_ASSIGN(Workload from_text, FromClientProto(text));
+    EXPECT_EQ(from_text.pod_sets[0].spec_shape, wl.pod_sets[0].spec_shape);
+  }
+}
+
 // kqd makes the digest from the template a client sends, as text or as a
 // Struct, ignores one a client sends, and keeps it in the stored form only.
 TEST(SpecShapeDigestTest, MadeFromTheClientsTemplateAndStored) {
