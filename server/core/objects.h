@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 
 #include "server/core/boxed.h"
+#include "server/core/flat_map.h"
 #include "server/core/quantity.h"
 
 namespace kq {
@@ -282,7 +283,8 @@ struct NodeSelectorTerm {
 };
 
 // Requests by resource name, ordered so that iteration is deterministic.
-using ResourceList = std::map<std::string, Quantity>;
+// A pod set requests a few resources, and kqd holds every pending one.
+using ResourceList = FlatMap<std::string, Quantity>;
 
 struct PodSet {
   std::string name;
