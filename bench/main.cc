@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
   if (*scale_cmd) run("scale", RunScale(scale, context));
   if (*restart_cmd) run("restart", RunRestart(restart, context));
   if (*all_cmd) {
-    // Sizes for `make bench` (about 12.5 minutes on 2 cores) and for the CI
+    // Sizes for `make bench` (about 4 minutes on 2 cores) and for the CI
     // smoke (seconds each).
     LimitsOptions l;
     l.per_measurement = smoke ? absl::Milliseconds(300) : absl::Seconds(3);
