@@ -942,7 +942,9 @@ uint64_t SpecShapeDigestOf(const nlohmann::json& template_dom) {
   std::vector<std::string> path;
   nlohmann::json shape;
   CopySpecShape(template_dom, 0, path, shape);
-  return StableHash(shape.dump());
+  // Invalid UTF-8 replaced as in the canonical text the digest is of.
+  return StableHash(shape.dump(-1, ' ', /*ensure_ascii=*/false,
+                               nlohmann::json::error_handler_t::replace));
 }
 
 absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
