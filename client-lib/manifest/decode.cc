@@ -663,6 +663,16 @@ absl::Status ReadWorkloadSpec(ObjectReader& s, Version version,
           KQ_MANIFEST_RETURN_IF_ERROR(r.ReadString("kind", &kind));
           KQ_MANIFEST_RETURN_IF_ERROR(r.ReadRequiredString(
               "name", spec->mutable_priority_class_name()));
+          // Kueue's CRD: both required, in one of two pairs.
+          if (!(group == "kueue.x-k8s.io" && kind == "WorkloadPriorityClass") &&
+              !(group == "scheduling.k8s.io" && kind == "PriorityClass")) {
+            return FieldError(
+                r.PathOf(group.empty() ? "group" : "kind"),
+                absl::StrCat("group \"", group, "\" with kind \"", kind,
+                             "\": supported are kueue.x-k8s.io with "
+                             "WorkloadPriorityClass and scheduling.k8s.io "
+                             "with PriorityClass"));
+          }
           spec->set_priority_class_source(
               absl::AsciiStrToLower(absl::StrCat(group, "/", kind)));
           return absl::OkStatus();

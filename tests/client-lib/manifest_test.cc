@@ -1015,6 +1015,37 @@ status: {phase: Active}
                 })pb")));
 }
 
+TEST(WorkloadTest, V1beta2PriorityClassRefNeedsAGroupAndKindKueueKnows) {
+  const std::string head = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {namespace: team-a, name: w}
+spec:
+  queueName: default
+  podSets: [{count: 1, template: {spec: {containers: [{name: c}]}}}]
+)";
+  const Document pod =
+      ParseClean(head +
+                 "  priorityClassRef: {group: scheduling.k8s.io, kind: "
+                 "PriorityClass, name: high}\n");
+  EXPECT_EQ(pod.workload->spec().priority_class_source(),
+            "scheduling.k8s.io/priorityclass");
+  const Document no_group =
+      ParseOne(head +
+               "  priorityClassRef: {kind: WorkloadPriorityClass, "
+               "name: high}\n");
+  EXPECT_EQ(no_group.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(no_group.status.message()),
+              HasSubstr("spec.priorityClassRef.group: group \"\" with kind "
+                        "\"WorkloadPriorityClass\""));
+  const Document mixed =
+      ParseOne(head +
+               "  priorityClassRef: {group: kueue.x-k8s.io, kind: "
+               "PriorityClass, name: high}\n");
+  EXPECT_EQ(mixed.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(mixed.status.message()),
+              HasSubstr("spec.priorityClassRef.kind"));
+}
+
 TEST(WorkloadTest, V1beta2PriorityClassRefAndStatus) {
   const Document doc = ParseClean(R"(apiVersion: kueue.x-k8s.io/v1beta2
 kind: Workload
