@@ -103,6 +103,56 @@ class Boxed {
   std::unique_ptr<T> value_;
 };
 
+namespace boxed_internal {
+
+// A container on the heap, made by the first insert and null while empty:
+// what BoxedMap and BoxedVector share. Copies are deep; an empty one
+// equals one that was emptied.
+template <typename C>
+class Held {
+ public:
+  Held() = default;
+  explicit Held(C c) {
+    if (!c.empty()) c_ = std::make_unique<C>(std::move(c));
+  }
+  Held(const Held& other)
+      : c_(other.empty() ? nullptr : std::make_unique<C>(*other.c_)) {}
+  Held(Held&&) noexcept = default;
+  Held& operator=(const Held& other) {
+    if (this == &other) return *this;
+    if (other.empty()) {
+      c_.reset();
+    } else if (c_) {
+      *c_ = *other.c_;
+    } else {
+      c_ = std::make_unique<C>(*other.c_);
+    }
+    return *this;
+  }
+  Held& operator=(Held&&) noexcept = default;
+
+  bool empty() const { return !c_ || c_->empty(); }
+  typename C::size_type size() const { return c_ ? c_->size() : 0; }
+  // The container, or null while none was made.
+  C* get() const { return c_.get(); }
+  C& Made() {
+    if (!c_) c_ = std::make_unique<C>();
+    return *c_;
+  }
+  void reset() { c_.reset(); }
+  C Copy() const { return c_ ? *c_ : C(); }
+
+  friend bool operator==(const Held& a, const Held& b) {
+    if (a.size() != b.size()) return false;
+    return a.empty() || *a.c_ == *b.c_;
+  }
+
+ private:
+  std::unique_ptr<C> c_;
+};
+
+}  // namespace boxed_internal
+
 // std::map's interface with the map on the heap, made by the first insert:
 // for a map most objects leave empty (labels, annotations, node selectors,
 // reclaimable pods), which then costs a pointer instead of std::map's 48
@@ -122,114 +172,85 @@ class BoxedMap {
   using const_iterator = typename Map::const_iterator;
 
   BoxedMap() = default;
-  BoxedMap(std::initializer_list<value_type> values) {
-    if (values.size() > 0) map_ = std::make_unique<Map>(values);
-  }
+  BoxedMap(std::initializer_list<value_type> values) : held_(Map(values)) {}
   template <typename It>
-  BoxedMap(It first, It last) {
-    if (first != last) map_ = std::make_unique<Map>(first, last);
-  }
-  BoxedMap(const Map& map) {  // NOLINT: as the std::map it stands for
-    if (!map.empty()) map_ = std::make_unique<Map>(map);
-  }
-  BoxedMap(Map&& map) {  // NOLINT: as the std::map it stands for
-    if (!map.empty()) map_ = std::make_unique<Map>(std::move(map));
-  }
-  BoxedMap(const BoxedMap& other)
-      : map_(other.empty() ? nullptr : std::make_unique<Map>(*other.map_)) {}
-  BoxedMap(BoxedMap&&) noexcept = default;
-
-  BoxedMap& operator=(const BoxedMap& other) {
-    if (this == &other) return *this;
-    if (other.empty()) {
-      map_.reset();
-    } else if (map_) {
-      *map_ = *other.map_;
-    } else {
-      map_ = std::make_unique<Map>(*other.map_);
-    }
+  BoxedMap(It first, It last) : held_(Map(first, last)) {}
+  BoxedMap(const Map& map) : held_(map) {}  // NOLINT: as the std::map it is
+  BoxedMap(Map&& map) : held_(std::move(map)) {}  // NOLINT: as above
+  BoxedMap& operator=(std::initializer_list<value_type> values) {
+    held_ = Held(Map(values));
     return *this;
   }
-  BoxedMap& operator=(BoxedMap&&) noexcept = default;
-  BoxedMap& operator=(std::initializer_list<value_type> values) {
-    return *this = BoxedMap(values);
-  }
 
-  bool empty() const { return !map_ || map_->empty(); }
-  size_type size() const { return map_ ? map_->size() : 0; }
+  bool empty() const { return held_.empty(); }
+  size_type size() const { return held_.size(); }
 
-  iterator begin() { return map_ ? map_->begin() : EmptyMap().begin(); }
-  iterator end() { return map_ ? map_->end() : EmptyMap().end(); }
+  iterator begin() { return Or().begin(); }
+  iterator end() { return Or().end(); }
   const_iterator begin() const { return cbegin(); }
   const_iterator end() const { return cend(); }
-  const_iterator cbegin() const {
-    return map_ ? map_->cbegin() : EmptyMap().cbegin();
-  }
-  const_iterator cend() const {
-    return map_ ? map_->cend() : EmptyMap().cend();
-  }
+  const_iterator cbegin() const { return Or().cbegin(); }
+  const_iterator cend() const { return Or().cend(); }
 
-  iterator find(const K& key) { return map_ ? map_->find(key) : end(); }
-  const_iterator find(const K& key) const {
-    return map_ ? map_->find(key) : cend();
-  }
-  size_type count(const K& key) const { return map_ ? map_->count(key) : 0; }
-  bool contains(const K& key) const { return map_ && map_->contains(key); }
+  iterator find(const K& key) { return Or().find(key); }
+  const_iterator find(const K& key) const { return Or().find(key); }
+  size_type count(const K& key) const { return Or().count(key); }
+  bool contains(const K& key) const { return Or().contains(key); }
   // As std::map::at: throws std::out_of_range when absent.
-  V& at(const K& key) { return Made().at(key); }
-  const V& at(const K& key) const {
-    return map_ ? map_->at(key) : EmptyMap().at(key);
-  }
+  V& at(const K& key) { return Or().at(key); }
+  const V& at(const K& key) const { return Or().at(key); }
 
-  V& operator[](const K& key) { return Made()[key]; }
-  V& operator[](K&& key) { return Made()[std::move(key)]; }
+  V& operator[](const K& key) { return held_.Made()[key]; }
+  V& operator[](K&& key) { return held_.Made()[std::move(key)]; }
   std::pair<iterator, bool> insert(const value_type& value) {
-    return Made().insert(value);
+    return held_.Made().insert(value);
   }
   std::pair<iterator, bool> insert(value_type&& value) {
-    return Made().insert(std::move(value));
+    return held_.Made().insert(std::move(value));
   }
   template <typename It>
   void insert(It first, It last) {
-    if (first != last) Made().insert(first, last);
+    if (first != last) held_.Made().insert(first, last);
   }
   template <typename M>
   std::pair<iterator, bool> insert_or_assign(const K& key, M&& value) {
-    return Made().insert_or_assign(key, std::forward<M>(value));
+    return held_.Made().insert_or_assign(key, std::forward<M>(value));
   }
   template <typename... Args>
   std::pair<iterator, bool> emplace(Args&&... args) {
-    return Made().emplace(std::forward<Args>(args)...);
+    return held_.Made().emplace(std::forward<Args>(args)...);
   }
   template <typename... Args>
   std::pair<iterator, bool> try_emplace(const K& key, Args&&... args) {
-    return Made().try_emplace(key, std::forward<Args>(args)...);
+    return held_.Made().try_emplace(key, std::forward<Args>(args)...);
   }
-  size_type erase(const K& key) { return map_ ? map_->erase(key) : 0; }
-  iterator erase(iterator it) { return map_->erase(it); }
-  iterator erase(const_iterator it) { return map_->erase(it); }
-  void clear() { map_.reset(); }
+  size_type erase(const K& key) {
+    // Not through Or(): std::map's erase of nothing clears an empty map,
+    // which writes to it, and the shared empty map is read concurrently.
+    Map* map = held_.get();
+    return map != nullptr ? map->erase(key) : 0;
+  }
+  iterator erase(iterator it) { return held_.get()->erase(it); }
+  iterator erase(const_iterator it) { return held_.get()->erase(it); }
+  void clear() { held_.reset(); }
 
   // The map as a std::map, for callers that need one.
-  Map ToMap() const { return map_ ? *map_ : Map(); }
+  Map ToMap() const { return held_.Copy(); }
 
-  friend bool operator==(const BoxedMap& a, const BoxedMap& b) {
-    if (a.size() != b.size()) return false;
-    return a.empty() || *a.map_ == *b.map_;
-  }
+  friend bool operator==(const BoxedMap&, const BoxedMap&) = default;
 
  private:
-  // The end() of every BoxedMap that holds no map. Never changed.
-  static Map& EmptyMap() {
+  using Held = boxed_internal::Held<Map>;
+
+  // The map, or while there is none a shared empty one, only ever read
+  // (threads holding different BoxedMaps read it at once).
+  Map& Or() const {
     static Map* const empty = new Map();
-    return *empty;
-  }
-  Map& Made() {
-    if (!map_) map_ = std::make_unique<Map>();
-    return *map_;
+    Map* map = held_.get();
+    return map != nullptr ? *map : *empty;
   }
 
-  std::unique_ptr<Map> map_;
+  Held held_;
 };
 
 // std::vector's interface with the vector on the heap, made by the first
@@ -252,97 +273,73 @@ class BoxedVector {
   using const_iterator = typename Vector::const_iterator;
 
   BoxedVector() = default;
-  BoxedVector(std::initializer_list<T> values) {
-    if (values.size() > 0) vector_ = std::make_unique<Vector>(values);
-  }
-  BoxedVector(const Vector& vector) {  // NOLINT: as the vector it stands for
-    if (!vector.empty()) vector_ = std::make_unique<Vector>(vector);
-  }
-  BoxedVector(Vector&& vector) {  // NOLINT: as the vector it stands for
-    if (!vector.empty()) vector_ = std::make_unique<Vector>(std::move(vector));
-  }
-  BoxedVector(const BoxedVector& other)
-      : vector_(other.empty() ? nullptr
-                              : std::make_unique<Vector>(*other.vector_)) {}
-  BoxedVector(BoxedVector&&) noexcept = default;
-
-  BoxedVector& operator=(const BoxedVector& other) {
-    if (this == &other) return *this;
-    if (other.empty()) {
-      vector_.reset();
-    } else if (vector_) {
-      *vector_ = *other.vector_;
-    } else {
-      vector_ = std::make_unique<Vector>(*other.vector_);
-    }
+  BoxedVector(std::initializer_list<T> values) : held_(Vector(values)) {}
+  BoxedVector(const Vector& vector) : held_(vector) {}  // NOLINT: as it is
+  BoxedVector(Vector&& vector) : held_(std::move(vector)) {}  // NOLINT
+  BoxedVector& operator=(std::initializer_list<T> values) {
+    held_ = Held(Vector(values));
     return *this;
   }
-  BoxedVector& operator=(BoxedVector&&) noexcept = default;
-  BoxedVector& operator=(std::initializer_list<T> values) {
-    return *this = BoxedVector(values);
-  }
 
-  bool empty() const { return !vector_ || vector_->empty(); }
-  size_type size() const { return vector_ ? vector_->size() : 0; }
+  bool empty() const { return held_.empty(); }
+  size_type size() const { return held_.size(); }
 
-  iterator begin() { return vector_ ? vector_->begin() : iterator(); }
-  iterator end() { return vector_ ? vector_->end() : iterator(); }
+  iterator begin() { return Or().begin(); }
+  iterator end() { return Or().end(); }
   const_iterator begin() const { return cbegin(); }
   const_iterator end() const { return cend(); }
-  const_iterator cbegin() const {
-    return vector_ ? vector_->cbegin() : const_iterator();
-  }
-  const_iterator cend() const {
-    return vector_ ? vector_->cend() : const_iterator();
-  }
+  const_iterator cbegin() const { return Or().cbegin(); }
+  const_iterator cend() const { return Or().cend(); }
 
   // As std::vector's: `i` must be below size().
-  reference operator[](size_type i) { return (*vector_)[i]; }
-  const_reference operator[](size_type i) const { return (*vector_)[i]; }
-  reference front() { return vector_->front(); }
-  const_reference front() const { return vector_->front(); }
-  reference back() { return vector_->back(); }
-  const_reference back() const { return vector_->back(); }
+  reference operator[](size_type i) { return (*held_.get())[i]; }
+  const_reference operator[](size_type i) const { return (*held_.get())[i]; }
+  reference front() { return held_.get()->front(); }
+  const_reference front() const { return held_.get()->front(); }
+  reference back() { return held_.get()->back(); }
+  const_reference back() const { return held_.get()->back(); }
 
-  void push_back(const T& value) { Made().push_back(value); }
-  void push_back(T&& value) { Made().push_back(std::move(value)); }
+  void push_back(const T& value) { held_.Made().push_back(value); }
+  void push_back(T&& value) { held_.Made().push_back(std::move(value)); }
   template <typename... Args>
   reference emplace_back(Args&&... args) {
-    return Made().emplace_back(std::forward<Args>(args)...);
+    return held_.Made().emplace_back(std::forward<Args>(args)...);
   }
   iterator insert(const_iterator pos, const T& value) {
-    if (!vector_) {
+    if (held_.get() == nullptr) {
       // `pos` can only be this empty list's end().
-      Vector& made = Made();
+      Vector& made = held_.Made();
       return made.insert(made.end(), value);
     }
-    return vector_->insert(pos, value);
+    return held_.get()->insert(pos, value);
   }
-  iterator erase(const_iterator pos) { return vector_->erase(pos); }
+  iterator erase(const_iterator pos) { return held_.get()->erase(pos); }
   iterator erase(const_iterator first, const_iterator last) {
     if (first == last) return begin() + (first - cbegin());
-    return vector_->erase(first, last);
+    return held_.get()->erase(first, last);
   }
   void reserve(size_type n) {
-    if (n > 0) Made().reserve(n);
+    if (n > 0) held_.Made().reserve(n);
   }
-  void clear() { vector_.reset(); }
+  void clear() { held_.reset(); }
 
   // The list as a std::vector, for callers that need one.
-  Vector ToVector() const { return vector_ ? *vector_ : Vector(); }
+  Vector ToVector() const { return held_.Copy(); }
 
-  friend bool operator==(const BoxedVector& a, const BoxedVector& b) {
-    if (a.size() != b.size()) return false;
-    return a.empty() || *a.vector_ == *b.vector_;
-  }
+  friend bool operator==(const BoxedVector&, const BoxedVector&) = default;
 
  private:
-  Vector& Made() {
-    if (!vector_) vector_ = std::make_unique<Vector>();
-    return *vector_;
+  using Held = boxed_internal::Held<Vector>;
+
+  // The vector, or while there is none a shared empty one, only ever
+  // read (threads holding different BoxedVectors read it at once).
+  Vector& Or() const {
+    static Vector* const empty = new Vector();
+    Vector* vector = held_.get();
+    return vector != nullptr ? *vector : *empty;
   }
 
-  std::unique_ptr<Vector> vector_;
+  Held held_;
 };
 
 }  // namespace kq
