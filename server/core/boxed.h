@@ -135,6 +135,12 @@ class Held {
   typename C::size_type size() const { return c_ ? c_->size() : 0; }
   // The container, or null while none was made.
   C* get() const { return c_.get(); }
+  // The container, or while there is none a shared empty one, only ever
+  // read (threads holding different objects read it at once).
+  C& OrEmpty() const {
+    static C* const empty = new C();
+    return c_ ? *c_ : *empty;
+  }
   C& Made() {
     if (!c_) c_ = std::make_unique<C>();
     return *c_;
@@ -242,13 +248,7 @@ class BoxedMap {
  private:
   using Held = boxed_internal::Held<Map>;
 
-  // The map, or while there is none a shared empty one, only ever read
-  // (threads holding different BoxedMaps read it at once).
-  Map& Or() const {
-    static Map* const empty = new Map();
-    Map* map = held_.get();
-    return map != nullptr ? *map : *empty;
-  }
+  Map& Or() const { return held_.OrEmpty(); }
 
   Held held_;
 };
@@ -331,13 +331,7 @@ class BoxedVector {
  private:
   using Held = boxed_internal::Held<Vector>;
 
-  // The vector, or while there is none a shared empty one, only ever
-  // read (threads holding different BoxedVectors read it at once).
-  Vector& Or() const {
-    static Vector* const empty = new Vector();
-    Vector* vector = held_.get();
-    return vector != nullptr ? *vector : *empty;
-  }
+  Vector& Or() const { return held_.OrEmpty(); }
 
   Held held_;
 };
