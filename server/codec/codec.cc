@@ -1212,9 +1212,11 @@ absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
       from_client) {
     return absl::InvalidArgumentError(absl::StrCat(
         "spec.priorityClassSource: Unsupported value: \"",
-        spec.priority_class_source(),
-        "\": supported values: \"kueue.x-k8s.io/workloadpriorityclass\", "
-        "\"scheduling.k8s.io/priorityclass\", \"\""));
+        spec.priority_class_source(), "\": supported values: \"",
+        PriorityClassSourceName(PriorityClassSource::kWorkloadPriorityClass),
+        "\", \"",
+        PriorityClassSourceName(PriorityClassSource::kPodPriorityClass),
+        "\", \"\""));
   }
   wl.priority = spec.priority();
   wl.active = spec.has_active() ? spec.active() : true;
