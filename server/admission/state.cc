@@ -158,10 +158,10 @@ void AdmissionState::Clear() {
   admission_checks_.clear();
   provisioning_request_configs_.clear();
   namespaces_.clear();
+  // Queued keys point at workloads: the queues go first.
+  queues_ = queue::Manager();
   workloads_.clear();
   workload_index_.clear();
-  // Queued keys point at workloads.
-  queues_ = queue::Manager();
   nominations_.Clear();
   requeued_trees_.clear();
   last_assignments_.clear();
@@ -224,6 +224,9 @@ AdmissionState::WorkloadIt AdmissionState::FindWorkloadIt(
 
 Workload& AdmissionState::PutWorkload(NamespacedName key, Workload workload) {
   if (WorkloadIt found = FindWorkloadIt(key); found != workloads_.end()) {
+    // A queued workload keeps its uid (the queue orders by it); a new one
+    // of the same name leaves the queue first.
+    if (found->second.meta.uid != workload.meta.uid) queues_.Remove(key);
     found->second = std::move(workload);
     return found->second;
   }
@@ -1288,9 +1291,11 @@ absl::StatusOr<Workload> AdmissionState::FinishWorkload(
     // The index points at the map's element, which goes away now.
     holders_.Remove(&it->second, it->second.admission->cluster_queue);
   }
+  // The queue reads a queued workload's name from it: out of the queue
+  // before the workload moves.
+  queues_.Remove(key);
   Workload wl = std::move(it->second);
   EraseWorkload(it);
-  queues_.Remove(key);
   last_assignments_.erase(key);
   ReleaseQuota(wl);
   wl.runner.reset();

@@ -1,8 +1,13 @@
 #include "server/queue/manager.h"
 
 #include <algorithm>
+#include <memory>
 #include <tuple>
+#include <utility>
 #include <vector>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
 
 #include "server/queue/scheduling_hash.h"
 
@@ -34,7 +39,19 @@ bool Manager::SlotLess::operator()(const Slot& a, const Slot& b) const {
 bool Manager::Before(const Entry& a, const Entry& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
-  return std::tie(a.uid, *a.workload) < std::tie(b.uid, *b.workload);
+  return std::tie(a.uid(), a.namespace_name(), a.name()) <
+         std::tie(b.uid(), b.namespace_name(), b.name());
+}
+
+size_t Manager::EntryHash::operator()(const NamespacedName& workload) const {
+  return absl::Hash<std::pair<absl::string_view, absl::string_view>>()(
+      {workload.first, workload.second});
+}
+
+size_t Manager::EntryHash::operator()(
+    const std::unique_ptr<Entry>& entry) const {
+  return absl::Hash<std::pair<absl::string_view, absl::string_view>>()(
+      {entry->namespace_name(), entry->name()});
 }
 
 Manager::Pending& Manager::QueueNamed(const std::string& cluster_queue) {
@@ -43,24 +60,32 @@ Manager::Pending& Manager::QueueNamed(const std::string& cluster_queue) {
   return it->second;
 }
 
-Manager::Entry& Manager::EntryFor(const QueueKey& key) {
-  auto it = where_.try_emplace(key.workload).first;
-  it->second.workload = &it->first;
-  return it->second;
+Manager::Entry& Manager::MakeEntry(const QueueKey& key) {
+  auto entry = std::make_unique<Entry>();
+  SetKey(*entry, key);
+  return **where_.insert(std::move(entry)).first;
 }
 
 void Manager::SetKey(Entry& entry, const QueueKey& key) {
   entry.priority = key.priority;
   entry.timestamp = key.timestamp;
-  entry.uid = key.uid;
-  entry.object = key.object;
+  // The name stays what where_ found the entry by: a key is set again only
+  // for the same workload.
+  if (key.object != nullptr) {
+    entry.object = key.object;
+    entry.owned.reset();
+  } else {
+    entry.owned =
+        std::make_unique<const OwnedKey>(OwnedKey{key.workload, key.uid});
+    entry.object = nullptr;
+  }
   entry.scheduling_hash =
       key.object == nullptr ? 0 : SchedulingHash(*key.object);
 }
 
 bool Manager::HasKey(const Entry& entry, const QueueKey& key) {
   return entry.priority == key.priority && entry.timestamp == key.timestamp &&
-         entry.uid == key.uid && entry.object == key.object;
+         entry.object == key.object && entry.uid() == key.uid;
 }
 
 void Manager::Park(Entry& entry) {
@@ -90,15 +115,15 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
   auto it = queues_.find(name);
   if (it == queues_.end()) return held;
   it->second.active.ForEach(
-      [&](const Slot& slot) { held.push_back(*slot.entry->workload); });
+      [&](const Slot& slot) { held.push_back(slot.entry->workload()); });
   for (const Entry* e : it->second.inadmissible) {
-    held.push_back(*e->workload);
+    held.push_back(e->workload());
   }
   for (const NamespacedName& w : held) where_.erase(w);
   // Heads popped from it are no longer held by anything either.
   for (const NamespacedName& w : popped_) {
     auto e = where_.find(w);
-    if (e != where_.end() && e->second.pending == &it->second) where_.erase(e);
+    if (e != where_.end() && (*e)->pending == &it->second) where_.erase(e);
   }
   queues_.erase(it);
   return held;
@@ -107,11 +132,10 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
 void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   auto held = where_.find(key.workload);
   const bool was_active =
-      held != where_.end() && held->second.place == Place::kActive;
+      held != where_.end() && (*held)->place == Place::kActive;
   Remove(key.workload);
   Pending& pending = QueueNamed(cluster_queue);
-  Entry& entry = EntryFor(key);
-  SetKey(entry, key);
+  Entry& entry = MakeEntry(key);
   entry.pending = &pending;
   // Kueue's AddOrUpdate: a workload not active already whose equivalent
   // was parked (BestEffortFIFO) is parked without a try.
@@ -189,7 +213,7 @@ bool Manager::IsParked(const Entry& entry) {
 void Manager::Remove(const NamespacedName& workload) {
   auto it = where_.find(workload);
   if (it == where_.end()) return;
-  Entry& entry = it->second;
+  Entry& entry = **it;
   if (entry.place == Place::kActive) {
     EraseActive(*entry.pending, SlotOf(entry));
   }
@@ -199,14 +223,14 @@ void Manager::Remove(const NamespacedName& workload) {
 
 const Manager::Entry* Manager::Held(const NamespacedName& workload) const {
   auto it = where_.find(workload);
-  if (it == where_.end() || it->second.place == Place::kPopped) return nullptr;
-  return &it->second;
+  if (it == where_.end() || (*it)->place == Place::kPopped) return nullptr;
+  return it->get();
 }
 
 void Manager::DropPopped() {
   for (const NamespacedName& w : popped_) {
     auto it = where_.find(w);
-    if (it != where_.end() && it->second.place == Place::kPopped) {
+    if (it != where_.end() && (*it)->place == Place::kPopped) {
       where_.erase(it);
     }
   }
@@ -227,21 +251,21 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
                                         RequeueReason reason,
                                         bool pending_flavors) {
   auto held = where_.find(key.workload);
-  if (held != where_.end() && *held->second.pending->name != cluster_queue) {
+  if (held != where_.end() && *(*held)->pending->name != cluster_queue) {
     Remove(key.workload);
     held = where_.end();
   }
   // A held entry knows its queue (every pass requeues each head it popped):
   // no walk of queues_ by name.
   Pending& pending =
-      held != where_.end() ? *held->second.pending : QueueNamed(cluster_queue);
+      held != where_.end() ? *(*held)->pending : QueueNamed(cluster_queue);
   // Kueue's requeueIfNotPresent (backoff is not modelled yet: every requeue
   // is past its backoff).
   const bool to_active =
       IsImmediate(pending.strategy, reason) ||
       pending.queue_inadmissible_cycle >= pending.pop_cycle || pending_flavors;
-  if (held == where_.end() || held->second.place == Place::kPopped) {
-    Entry& entry = held == where_.end() ? EntryFor(key) : held->second;
+  if (held == where_.end() || (*held)->place == Place::kPopped) {
+    Entry& entry = held == where_.end() ? MakeEntry(key) : **held;
     if (!HasKey(entry, key)) SetKey(entry, key);
     entry.pending = &pending;
     if (!to_active) {
@@ -259,7 +283,7 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
     pending.nothing_live = false;
     return Requeued::kActive;
   }
-  Entry& entry = held->second;
+  Entry& entry = **held;
   // A workload in the heap stays there, also one parked by its hash (which
   // Kueue would move back to its heap here); kqd only requeues the heads it
   // popped, which never are.
@@ -302,7 +326,7 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
     pending.nothing_live = false;
     std::vector<Entry*> kept;
     for (Entry* entry : pending.inadmissible) {
-      if (eligible && !eligible(name, *entry->workload)) {
+      if (eligible && !eligible(name, entry->workload())) {
         entry->parked_index = static_cast<uint32_t>(kept.size());
         kept.push_back(entry);
         continue;
@@ -345,7 +369,7 @@ std::vector<NamespacedName> Manager::WorkloadsOf(
     const std::vector<const Entry*>& entries) {
   std::vector<NamespacedName> out;
   out.reserve(entries.size());
-  for (const Entry* e : entries) out.push_back(*e->workload);
+  for (const Entry* e : entries) out.push_back(e->workload());
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,7 +18,6 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/container/node_hash_map.h"
 #include "absl/time/time.h"
 
 #include "server/core/objects.h"
@@ -30,9 +30,10 @@ struct QueueKey {
   absl::Time timestamp;
   std::string uid;
   NamespacedName workload;
-  // The workload KeyFor() made the key from, which must stay in place while
-  // its key is queued; null when the key was made otherwise. Not part of
-  // the order.
+  // The workload KeyFor() made the key from, which must stay in place, with
+  // this uid and name, while its key is queued: the manager reads them from
+  // it. Null when the key was made otherwise (the manager keeps a copy of
+  // uid and workload then). Not part of the order.
   const Workload* object = nullptr;
 
   // Kueue's baseCompareFunc: higher priority, then earlier timestamp, then
@@ -248,28 +249,66 @@ class Manager {
     bool nothing_live = false;
   };
   enum class Place : uint8_t { kActive, kInadmissible, kPopped };
+  // The name and uid of a key that names no object (QueueKey::object).
+  struct OwnedKey {
+    NamespacedName workload;
+    std::string uid;
+  };
   struct Entry {
-    // Its QueueKey, but for the workload's name: that is the where_ key the
-    // entry is stored under (node_hash_map keys do not move), so a queued
-    // workload's name is kept once.
+    // Its QueueKey. The workload's name and uid are read from its object,
+    // not copied: the object's owner keeps it in place, named as it is, while
+    // the key is queued (see QueueKey::object). A key without an object
+    // brings its own copy.
     int32_t priority = 0;
     // Its index in pending->inadmissible while parked.
     uint32_t parked_index = 0;
     absl::Time timestamp;
     Place place = Place::kActive;
-    std::string uid;
-    const NamespacedName* workload = nullptr;
     const Workload* object = nullptr;
+    std::unique_ptr<const OwnedKey> owned;  // set when object is null
     // SchedulingHash(*object), made when the key is set (a pending
     // workload's shape changes only through a new key or a new push); 0
     // without an object.
     uint64_t scheduling_hash = 0;
     // The queue holding it, in queues_ (std::map elements do not move).
     Pending* pending = nullptr;
+
+    const std::string& namespace_name() const {
+      return object != nullptr ? object->meta.namespace_name
+                               : owned->workload.first;
+    }
+    const std::string& name() const {
+      return object != nullptr ? object->meta.name : owned->workload.second;
+    }
+    const std::string& uid() const {
+      return object != nullptr ? object->meta.uid : owned->uid;
+    }
+    NamespacedName workload() const { return {namespace_name(), name()}; }
   };
-  // One per queued workload: at 96 bytes, its where_ node (with the key)
-  // takes 160.
-  static_assert(sizeof(Entry) <= 96, "an Entry grew past 96 bytes");
+  // One per queued workload, in a 64-byte block of its own.
+  static_assert(sizeof(Entry) <= 64, "an Entry grew past 64 bytes");
+  // where_ finds an entry by its workload's name, which it reads from the
+  // entry (so the name is not kept twice).
+  struct EntryHash {
+    using is_transparent = void;
+    size_t operator()(const NamespacedName& workload) const;
+    size_t operator()(const std::unique_ptr<Entry>& entry) const;
+  };
+  struct EntryEq {
+    using is_transparent = void;
+    bool operator()(const std::unique_ptr<Entry>& a,
+                    const std::unique_ptr<Entry>& b) const {
+      return a == b;
+    }
+    bool operator()(const std::unique_ptr<Entry>& a,
+                    const NamespacedName& b) const {
+      return a->name() == b.second && a->namespace_name() == b.first;
+    }
+    bool operator()(const NamespacedName& a,
+                    const std::unique_ptr<Entry>& b) const {
+      return (*this)(b, a);
+    }
+  };
 
   static Slot SlotOf(Entry& entry) {
     return Slot{entry.priority, entry.timestamp, &entry, entry.scheduling_hash};
@@ -278,8 +317,9 @@ class Manager {
   static bool Before(const Entry& a, const Entry& b);
   // The queue of `cluster_queue`, made if needed.
   Pending& QueueNamed(const std::string& cluster_queue);
-  // The entry of `key`'s workload, made (with no key yet) if needed.
-  Entry& EntryFor(const QueueKey& key);
+  // A new entry of `key`'s workload, which where_ must not hold, with
+  // `key` set.
+  Entry& MakeEntry(const QueueKey& key);
   static void SetKey(Entry& entry, const QueueKey& key);
   static bool HasKey(const Entry& entry, const QueueKey& key);
   void Park(Entry& entry);
@@ -317,7 +357,7 @@ class Manager {
   void DropPopped();
 
   std::map<std::string, Pending> queues_;
-  absl::node_hash_map<NamespacedName, Entry> where_;
+  absl::flat_hash_set<std::unique_ptr<Entry>, EntryHash, EntryEq> where_;
   std::vector<NamespacedName> popped_;
   uint64_t park_version_ = 0;
 };
@@ -343,8 +383,8 @@ std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
     // A copy: `head` points into the heap that the erase changes.
     EraseActive(pending, Slot(*head));
     entry.place = Place::kPopped;
-    heads.push_back({name, *entry.workload, entry.object});
-    popped_.push_back(*entry.workload);
+    heads.push_back({name, entry.workload(), entry.object});
+    popped_.push_back(heads.back().workload);
   }
   return heads;
 }

@@ -30,6 +30,7 @@
 
 #include "server/queue/manager.h"
 
+#include <deque>
 #include <set>
 #include <string>
 #include <vector>
@@ -523,6 +524,36 @@ TEST(ManagerTest, PendingBreakdown) {
   EXPECT_EQ(m.QueueAllInadmissible(), 1);
   EXPECT_EQ(m.PendingInadmissible("cq"), 0);
   EXPECT_EQ(m.PendingActive("unknown"), 0);
+}
+
+// A key made from a workload names it: the manager reads the workload's
+// name and uid from it while the key is queued, and keeps no copy. The
+// owner may replace the workload in place (its strings move) as long as it
+// keeps the name and uid.
+TEST(ManagerTest, AQueuedKeyReadsItsWorkloadInPlace) {
+  std::deque<Workload> workloads;
+  for (const char* name : {"a-workload-with-a-long-name", "b", "c"}) {
+    workloads.push_back(WorkloadBuilder(name)
+                            .Created(kT0)
+                            .Uid(std::string(name) + "-0000-0000-uid")
+                            .Build());
+  }
+  Manager m;
+  m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
+  for (const Workload& wl : workloads) m.Push("cq", KeyFor(wl));
+
+  // Replaced in place by a copy: every string is a new buffer.
+  Workload replacement = workloads[0];
+  workloads[0] = std::move(replacement);
+  EXPECT_TRUE(m.Contains({"default", "a-workload-with-a-long-name"}));
+  // Ties on priority and timestamp break on the uid, read from the objects.
+  EXPECT_THAT(Names(m.ActiveWorkloads("cq")),
+              ElementsAreArray({"a-workload-with-a-long-name", "b", "c"}));
+  EXPECT_EQ(m.PositionOf({"default", "c"}), 2);
+
+  m.Remove({"default", "a-workload-with-a-long-name"});
+  EXPECT_FALSE(m.Contains({"default", "a-workload-with-a-long-name"}));
+  EXPECT_THAT(PopAll(m), ElementsAreArray({"b", "c"}));
 }
 
 }  // namespace
