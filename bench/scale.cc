@@ -45,7 +45,10 @@ absl::StatusOr<Workload> HeldWorkload(int64_t i, int cluster_queues) {
   absl::StatusOr<Workload> wl =
       codec::FromClientProto(MixWorkload(i, cluster_queues));
   if (!wl.ok()) return wl;
-  wl->meta.uid = absl::StrCat("uid-", i);
+  // Shaped as kqd's uids (a random UUID, 36 characters), which its
+  // workloads hold; a shorter one would fit in the string itself.
+  wl->meta.uid = absl::StrFormat("%08x-0000-4000-8000-%012x",
+                                 static_cast<uint32_t>(i >> 16), i);
   store::DetachPodTemplates(*wl);
   return wl;
 }
