@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -10,8 +12,8 @@
 
 namespace kq {
 
-// A map kept as one sorted vector: std::map's interface and order for the
-// small maps kqd holds per pod set (a few resources each), at 24 bytes and
+// A map kept as one sorted array: std::map's interface and order for the
+// small maps kqd holds per pod set (a few resources each), at 16 bytes and
 // one allocation instead of 48 bytes and one allocation per entry. Unlike
 // std::map, an insert or erase moves the other entries: iterators and
 // references into the map do not outlive the next insert or erase, and
@@ -23,10 +25,9 @@ class FlatMap {
   using key_type = K;
   using mapped_type = V;
   using value_type = std::pair<K, V>;
-  using Vector = std::vector<value_type>;
-  using size_type = typename Vector::size_type;
-  using iterator = typename Vector::iterator;
-  using const_iterator = typename Vector::const_iterator;
+  using size_type = size_t;
+  using iterator = value_type*;
+  using const_iterator = const value_type*;
 
   FlatMap() = default;
   // As std::map's: of equal keys, the first is kept.
@@ -37,23 +38,49 @@ class FlatMap {
   FlatMap(It first, It last) {
     insert(first, last);
   }
+  FlatMap(const FlatMap& other) {
+    Reserve(other.size_);
+    std::uninitialized_copy(other.begin(), other.end(), data_);
+    size_ = other.size_;
+  }
+  FlatMap(FlatMap&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        capacity_(std::exchange(other.capacity_, 0)) {}
+  FlatMap& operator=(const FlatMap& other) {
+    if (this != &other) *this = FlatMap(other);
+    return *this;
+  }
+  FlatMap& operator=(FlatMap&& other) noexcept {
+    if (this != &other) {
+      Free();
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+      capacity_ = std::exchange(other.capacity_, 0);
+    }
+    return *this;
+  }
+  ~FlatMap() { Free(); }
 
-  bool empty() const { return entries_.empty(); }
-  size_type size() const { return entries_.size(); }
-  void clear() { entries_.clear(); }
+  bool empty() const { return size_ == 0; }
+  size_type size() const { return size_; }
+  void clear() {
+    std::destroy_n(data_, size_);
+    size_ = 0;
+  }
 
-  iterator begin() { return entries_.begin(); }
-  iterator end() { return entries_.end(); }
-  const_iterator begin() const { return entries_.begin(); }
-  const_iterator end() const { return entries_.end(); }
-  const_iterator cbegin() const { return entries_.cbegin(); }
-  const_iterator cend() const { return entries_.cend(); }
+  iterator begin() { return data_; }
+  iterator end() { return data_ + size_; }
+  const_iterator begin() const { return data_; }
+  const_iterator end() const { return data_ + size_; }
+  const_iterator cbegin() const { return data_; }
+  const_iterator cend() const { return data_ + size_; }
 
   iterator lower_bound(const K& key) {
-    return std::lower_bound(entries_.begin(), entries_.end(), key, KeyLess());
+    return std::lower_bound(begin(), end(), key, KeyLess());
   }
   const_iterator lower_bound(const K& key) const {
-    return std::lower_bound(entries_.begin(), entries_.end(), key, KeyLess());
+    return std::lower_bound(begin(), end(), key, KeyLess());
   }
   iterator find(const K& key) {
     iterator it = lower_bound(key);
@@ -82,10 +109,11 @@ class FlatMap {
   std::pair<iterator, bool> try_emplace(const K& key, Args&&... args) {
     iterator it = lower_bound(key);
     if (it != end() && it->first == key) return {it, false};
-    it = entries_.emplace(it, std::piecewise_construct,
-                          std::forward_as_tuple(key),
-                          std::forward_as_tuple(std::forward<Args>(args)...));
-    return {it, true};
+    return {
+        Emplace(it - begin(),
+                value_type(std::piecewise_construct, std::forward_as_tuple(key),
+                           std::forward_as_tuple(std::forward<Args>(args)...))),
+        true};
   }
   template <typename M>
   std::pair<iterator, bool> insert_or_assign(const K& key, M&& value) {
@@ -107,12 +135,20 @@ class FlatMap {
   size_type erase(const K& key) {
     iterator it = find(key);
     if (it == end()) return 0;
-    entries_.erase(it);
+    erase(it);
     return 1;
   }
-  iterator erase(const_iterator it) { return entries_.erase(it); }
+  iterator erase(const_iterator position) {
+    iterator it = begin() + (position - cbegin());
+    std::move(it + 1, end(), it);
+    std::destroy_at(end() - 1);
+    --size_;
+    return it;
+  }
 
-  friend bool operator==(const FlatMap&, const FlatMap&) = default;
+  friend bool operator==(const FlatMap& a, const FlatMap& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
 
  private:
   struct KeyLess {
@@ -121,7 +157,44 @@ class FlatMap {
     }
   };
 
-  Vector entries_;
+  // Makes room for `capacity` entries, moving those held.
+  void Reserve(size_type capacity) {
+    if (capacity <= capacity_) return;
+    value_type* data = std::allocator<value_type>().allocate(capacity);
+    std::uninitialized_move(begin(), end(), data);
+    const uint32_t size = size_;
+    Free();
+    data_ = data;
+    size_ = size;
+    capacity_ = static_cast<uint32_t>(capacity);
+  }
+  // Inserts `value` at `index`, moving the entries from there one up.
+  iterator Emplace(size_type index, value_type value) {
+    if (size_ == capacity_) Reserve(capacity_ == 0 ? 1 : 2 * capacity_);
+    iterator it = begin() + index;
+    if (it == end()) {
+      std::construct_at(it, std::move(value));
+    } else {
+      std::construct_at(end(), std::move(*(end() - 1)));
+      std::move_backward(it, end() - 1, end());
+      *it = std::move(value);
+    }
+    ++size_;
+    return it;
+  }
+  void Free() {
+    std::destroy_n(data_, size_);
+    if (data_ != nullptr) {
+      std::allocator<value_type>().deallocate(data_, capacity_);
+    }
+    data_ = nullptr;
+    size_ = 0;
+    capacity_ = 0;
+  }
+
+  value_type* data_ = nullptr;
+  uint32_t size_ = 0;
+  uint32_t capacity_ = 0;
 };
 
 }  // namespace kq

@@ -79,5 +79,59 @@ TEST(FlatMapTest, EqualWhenTheirEntriesAre) {
   EXPECT_FALSE(a == Map());
 }
 
+TEST(FlatMapTest, IsSixteenBytes) { EXPECT_EQ(sizeof(Map), 16u); }
+
+// Inserts at the front, middle and end grow the array past its capacity
+// several times; erases close the gaps. A std::map with the same calls is
+// the reference. Keys longer than a string's own bytes check that the
+// entries are moved and destroyed, not copied byte for byte.
+TEST(FlatMapTest, GrowsAndShrinksAsAStdMapWould) {
+  Map map;
+  std::map<std::string, int> want;
+  auto key = [](int i) {
+    return "a-key-long-enough-to-be-on-the-heap-" + std::to_string(i);
+  };
+  for (int i : {50, 10, 90, 30, 70, 20, 80, 40, 60, 0, 100, 55, 5, 95}) {
+    map[key(i)] = i;
+    want[key(i)] = i;
+    ASSERT_EQ(Entries(map), (std::vector<std::pair<std::string, int>>(
+                                want.begin(), want.end())));
+  }
+  for (int i : {50, 0, 100, 30, 31}) {
+    EXPECT_EQ(map.erase(key(i)), want.erase(key(i)));
+    ASSERT_EQ(Entries(map), (std::vector<std::pair<std::string, int>>(
+                                want.begin(), want.end())));
+  }
+  auto after = map.erase(map.find(key(55)));
+  want.erase(key(55));
+  ASSERT_NE(after, map.end());
+  EXPECT_EQ(after->first, key(60));
+  EXPECT_EQ(Entries(map), (std::vector<std::pair<std::string, int>>(
+                              want.begin(), want.end())));
+}
+
+TEST(FlatMapTest, CopiesAreDeepAndMovesEmptyTheSource) {
+  Map map{{"cpu", 1}, {"memory", 2}};
+  Map copy = map;
+  copy["cpu"] = 10;
+  EXPECT_EQ(map.at("cpu"), 1);
+  EXPECT_EQ(copy.at("cpu"), 10);
+  copy = map;
+  EXPECT_EQ(copy, map);
+
+  Map moved = std::move(copy);
+  EXPECT_EQ(moved, map);
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move)
+  copy["gpu"] = 3;            // a moved-from map is usable
+  EXPECT_EQ(copy.size(), 1u);
+  moved = std::move(copy);
+  EXPECT_EQ(Entries(moved),
+            (std::vector<std::pair<std::string, int>>{{"gpu", 3}}));
+  moved.clear();
+  EXPECT_TRUE(moved.empty());
+  moved["cpu"] = 1;
+  EXPECT_EQ(moved.at("cpu"), 1);
+}
+
 }  // namespace
 }  // namespace kq
