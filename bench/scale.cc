@@ -210,7 +210,7 @@ class Churner {
     for (int i = 0; i < finished; ++i) {
       absl::StatusOr<Workload> wl = HeldWorkload(next_, cluster_queues_);
       if (!wl.ok()) return wl.status();
-      const std::string uid = wl->meta.uid;
+      const Uid uid = wl->meta.uid;
       state_.AddWorkload(*std::move(wl), uid, now);
       ++next_;
     }
@@ -294,7 +294,7 @@ absl::Status AddPending(admission::AdmissionState& state,
   for (int64_t i = 0; i < options.pending; ++i) {
     absl::StatusOr<Workload> wl = HeldWorkload(i, options.cluster_queues);
     if (!wl.ok()) return wl.status();
-    const std::string uid = wl->meta.uid;
+    const Uid uid = wl->meta.uid;
     state.AddWorkload(*std::move(wl), uid, start + absl::Microseconds(i));
     // Each engine batch (at most 4,096 commands) ends as kqd's does: it
     // asks for its next wakeup (which indexes the batch's marked

@@ -88,7 +88,8 @@ std::string PreemptionMessage(const Workload& preemptor,
   auto job_uid = preemptor.meta.labels.find("kueue.x-k8s.io/job-uid");
   return absl::StrCat(
       "Preempted to accommodate a workload (UID: ",
-      preemptor.meta.uid.empty() ? "UNKNOWN" : preemptor.meta.uid, ", JobUID: ",
+      preemptor.meta.uid.empty() ? "UNKNOWN" : preemptor.meta.uid.str(),
+      ", JobUID: ",
       job_uid == preemptor.meta.labels.end() || job_uid->second.empty()
           ? "UNKNOWN"
           : job_uid->second,
@@ -297,7 +298,7 @@ const Workload* AdmissionState::FindRecentlyFinished(
   return it == changes_.finished_workloads.end() ? nullptr : &it->second;
 }
 
-const Workload& AdmissionState::AddWorkload(Workload wl, const std::string& uid,
+const Workload& AdmissionState::AddWorkload(Workload wl, const Uid& uid,
                                             absl::Time now) {
   NamespacedName key = KeyOf(wl);
   wl.meta.uid = uid;

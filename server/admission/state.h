@@ -208,7 +208,7 @@ class AdmissionState {
   const Workload* FindRecentlyFinished(const NamespacedName& key) const;
   // Adds a new, validated, named workload as pending (status cleared),
   // resolves its priority and queues it.
-  const Workload& AddWorkload(Workload workload, const std::string& uid,
+  const Workload& AddWorkload(Workload workload, const Uid& uid,
                               absl::Time now);
   // Finishes a workload with `reason` (Succeeded, Failed, Cancelled),
   // releasing its quota. NotFound when it is not among workloads().

@@ -133,7 +133,7 @@ absl::StatusOr<WhatIf> SimulateAdmission(const AdmissionState& state,
   LoadCopy(state, copy, now);
   std::string uid;
   if (stored != nullptr) {
-    uid = stored->meta.uid;
+    uid = stored->meta.uid.str();
   } else {
     uid = kWhatIfUid;
     copy.AddWorkload(std::move(workload), uid, now);

@@ -157,7 +157,7 @@ ObjectMeta MetaFromProto(const v1::ObjectMeta& proto) {
 void MetaToProto(const ObjectMeta& meta, v1::ObjectMeta* proto) {
   proto->set_name(meta.name);
   proto->set_namespace_(meta.namespace_name);
-  proto->set_uid(meta.uid);
+  proto->set_uid(meta.uid.str());
   proto->set_revision(meta.revision);
   // Core's "unset" time is the Unix epoch; it stays absent in the proto so
   // that absent and unset read the same both ways. The same holds for every

@@ -19,6 +19,7 @@
 #include "server/core/boxed.h"
 #include "server/core/flat_map.h"
 #include "server/core/quantity.h"
+#include "server/core/uid.h"
 
 namespace kq {
 
@@ -49,7 +50,7 @@ using Labels = BoxedMap<std::string, std::string>;
 struct ObjectMeta {
   std::string name;
   std::string namespace_name;  // empty for cluster-scoped objects
-  std::string uid;
+  Uid uid;
   int64_t revision = 0;
   absl::Time creation_timestamp = absl::UnixEpoch();
   Labels labels;

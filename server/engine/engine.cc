@@ -346,7 +346,7 @@ absl::StatusOr<ApplyResult> Engine::DoSubmit(Workload wl, bool from_apply) {
   std::vector<store::PodTemplate> templates = store::DetachPodTemplates(wl);
   // Workloads submitted in one batch keep their arrival order: each gets
   // its own creation instant, so FIFO ties never fall to random UIDs.
-  const std::string uid = wl.meta.uid;
+  const Uid uid = wl.meta.uid;
   const Workload& added = state_.AddWorkload(
       std::move(wl), uid, batch_now_ + absl::Nanoseconds(submitted_++));
   ApplyResult result{"created", added, {}};

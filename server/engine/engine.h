@@ -340,8 +340,7 @@ class Engine {
   // Workloads submitted so far in the batch being built.
   int64_t submitted_ = 0;
   // Their templates, by workload uid, written by the batch's commit.
-  absl::flat_hash_map<std::string, std::vector<store::PodTemplate>>
-      batch_templates_;
+  absl::flat_hash_map<Uid, std::vector<store::PodTemplate>> batch_templates_;
   std::vector<Reply> replies_;
   // Admission waiters by workload, their deadlines, and the ids of those
   // registered since the last batch.

@@ -84,9 +84,11 @@ struct Source {
 
 // The first 16 bytes of `uid`, big-endian and zero-padded, so that two
 // prefixes order as their strings do, up to ties.
-std::pair<uint64_t, uint64_t> UidPrefix(const std::string& uid) {
+std::pair<uint64_t, uint64_t> UidPrefix(const Uid& uid) {
   unsigned char bytes[16] = {};
-  std::memcpy(bytes, uid.data(), std::min<size_t>(uid.size(), sizeof(bytes)));
+  uid.WithText([&](absl::string_view text) {
+    std::memcpy(bytes, text.data(), std::min(text.size(), sizeof(bytes)));
+  });
   uint64_t hi = 0;
   uint64_t lo = 0;
   for (int i = 0; i < 8; ++i) hi = (hi << 8) | bytes[i];

@@ -28,7 +28,7 @@ namespace kq::queue {
 struct QueueKey {
   int32_t priority = 0;
   absl::Time timestamp;
-  std::string uid;
+  Uid uid;
   NamespacedName workload;
   // The workload KeyFor() made the key from, which must stay in place, with
   // this uid and name, while its key is queued: the manager reads them from
@@ -252,7 +252,7 @@ class Manager {
   // The name and uid of a key that names no object (QueueKey::object).
   struct OwnedKey {
     NamespacedName workload;
-    std::string uid;
+    Uid uid;
   };
   struct Entry {
     // Its QueueKey. The workload's name and uid are read from its object,
@@ -280,7 +280,7 @@ class Manager {
     const std::string& name() const {
       return object != nullptr ? object->meta.name : owned->workload.second;
     }
-    const std::string& uid() const {
+    const Uid& uid() const {
       return object != nullptr ? object->meta.uid : owned->uid;
     }
     NamespacedName workload() const { return {namespace_name(), name()}; }

@@ -46,7 +46,7 @@ absl::Status MemoryStore::Commit(const WriteBatch& batch) {
   for (const NamespacedName& key : batch.deleted_workloads) {
     auto it = workloads_.find(key);
     if (it == workloads_.end()) continue;
-    templates_.erase(it->second.meta.uid);
+    templates_.erase(it->second.meta.uid.str());
     workloads_.erase(it);
   }
   for (const PodTemplate& t : batch.added_templates) {

@@ -12,8 +12,8 @@ std::vector<PodTemplate> DetachPodTemplates(Workload& workload) {
   for (size_t i = 0; i < workload.pod_sets.size(); ++i) {
     PodSet& ps = workload.pod_sets[i];
     if (ps.template_json.empty()) continue;
-    out.push_back({KeyOf(workload), workload.meta.uid, static_cast<int32_t>(i),
-                   std::move(ps.template_json)});
+    out.push_back({KeyOf(workload), workload.meta.uid.str(),
+                   static_cast<int32_t>(i), std::move(ps.template_json)});
     ps.template_json.clear();
     ps.template_on_disk = true;
   }
@@ -75,12 +75,13 @@ absl::Status Store::AttachEventTemplates(std::vector<Event>& events) {
   for (Event& event : events) {
     auto* workload = std::get_if<Workload>(&event.object);
     if (workload == nullptr || !NeedsPodTemplates(*workload)) continue;
-    auto it = read.find(workload->meta.uid);
+    std::string uid = workload->meta.uid.str();
+    auto it = read.find(uid);
     if (it == read.end()) {
       absl::StatusOr<std::vector<PodTemplate>> templates =
-          ReadPodTemplates(KeyOf(*workload), workload->meta.uid);
+          ReadPodTemplates(KeyOf(*workload), uid);
       if (!templates.ok()) return templates.status();
-      it = read.emplace(workload->meta.uid, *std::move(templates)).first;
+      it = read.emplace(std::move(uid), *std::move(templates)).first;
     }
     // None left: the workload was deleted since.
     FillPodTemplates(*workload, it->second).IgnoreError();
@@ -91,7 +92,7 @@ absl::Status Store::AttachEventTemplates(std::vector<Event>& events) {
 absl::Status Store::AttachPodTemplates(Workload& workload) {
   if (!NeedsPodTemplates(workload)) return absl::OkStatus();
   absl::StatusOr<std::vector<PodTemplate>> templates =
-      ReadPodTemplates(KeyOf(workload), workload.meta.uid);
+      ReadPodTemplates(KeyOf(workload), workload.meta.uid.str());
   if (!templates.ok()) return templates.status();
   return FillPodTemplates(workload, *std::move(templates));
 }

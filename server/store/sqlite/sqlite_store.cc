@@ -529,7 +529,7 @@ absl::Status SqliteStore::WriteRows(const WriteBatch& batch) {
     Query query(db, s.upsert_workload.get(), "write workload");
     query.BindBorrowed(workload.meta.namespace_name)
         .BindBorrowed(workload.meta.name)
-        .BindBorrowed(workload.meta.uid)
+        .Bind(workload.meta.uid.str())
         .BindBorrowed(workload.queue_name)
         .Bind(int64_t{workload.priority})
         .Bind(absl::ToUnixMicros(workload.meta.creation_timestamp))

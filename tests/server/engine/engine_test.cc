@@ -257,7 +257,7 @@ TEST_F(EngineTest, HigherPriorityPreemptsWithinClusterQueueAndIsAdmitted) {
   EXPECT_EQ(evicted->status, "True");
   EXPECT_EQ(evicted->reason, "Preempted");
   const std::string want_message = absl::StrCat(
-      "Preempted to accommodate a workload (UID: ", h.workload.meta.uid,
+      "Preempted to accommodate a workload (UID: ", h.workload.meta.uid.str(),
       ", JobUID: UNKNOWN) due to prioritization in the ClusterQueue; "
       "preemptor path: /ai-training-queue; preemptee path: "
       "/ai-training-queue");
