@@ -295,7 +295,7 @@ struct PodSet {
   // (store::PodTemplate), not in memory: kqd's state leaves template_json
   // empty, and the engine reads the text back for every workload it
   // answers with or publishes. (Here, beside the other small fields, so
-  // that a pod set takes 160 bytes.)
+  // that a pod set takes 128 bytes: tests/server/core/sizes_test.cc.)
   bool template_on_disk = false;
   ResourceList requests;  // of one pod
   Labels node_selector;

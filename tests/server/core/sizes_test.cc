@@ -1,0 +1,18 @@
+// The sizes kqd's memory per pending workload rests on (bench/RESULTS.md,
+// "RSS per pending workload"): each holds one Workload and one PodSet per
+// pod set, and a type that grows past its allocator size class costs every
+// pending workload the next class. (Uid and FlatMap check their own sizes.)
+
+#include "gtest/gtest.h"
+
+#include "server/core/objects.h"
+
+namespace kq {
+namespace {
+
+TEST(SizesTest, APodSetFitsTheAllocators128ByteClass) {
+  EXPECT_LE(sizeof(PodSet), 128u);
+}
+
+}  // namespace
+}  // namespace kq
