@@ -307,8 +307,7 @@ const Workload& AdmissionState::AddWorkload(Workload wl, const Uid& uid,
   wl.admission.reset();
   wl.conditions.clear();
   wl.admission_checks.clear();
-  wl.requeue_count.reset();
-  wl.requeue_at.reset();
+  wl.requeue_state.reset();
   wl.reclaimable_pods.clear();
   ResolvePriority(wl);
   Workload& stored = PutWorkload(key, std::move(wl));
@@ -960,7 +959,7 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
     wl.active = false;
     queues_.Remove(key);
     last_assignments_.erase(key);
-    wl.requeue_at.reset();
+    SetRequeueAt(wl, std::nullopt);
     if (!IsEvicting(wl)) {
       Evict(wl, kReasonDeactivatedByCheck,
             absl::StrCat("The workload is deactivated due to ", why), now);
@@ -972,10 +971,10 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
     if (IsConditionTrue(wl.conditions, kConditionEvicted)) return wl;
     // Kueue's NeedsRequeueAtUpdate: the check's own retry time.
     if (requeue_after_seconds.has_value()) {
-      wl.requeue_at =
-          target->last_transition_time + absl::Seconds(*requeue_after_seconds);
+      SetRequeueAt(wl, target->last_transition_time +
+                           absl::Seconds(*requeue_after_seconds));
     } else {
-      wl.requeue_at.reset();
+      SetRequeueAt(wl, std::nullopt);
     }
     Evict(wl, kReasonAdmissionCheck,
           absl::StrCat("Evicted due to ", AdmissionChecksMessage(wl, "Retry")),
@@ -1005,7 +1004,7 @@ std::optional<absl::Time> AdmissionState::NextWakeup() {
       return;
     }
     if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) return;
-    consider(wl.requeue_at.value_or(absl::InfinitePast()));
+    consider(RequeueAt(wl).value_or(absl::InfinitePast()));
   };
   for (const NamespacedName& key : timed_workloads_) visit(key);
   return next;
@@ -1036,8 +1035,8 @@ void AdmissionState::RequeueBackedOff(absl::Time now) {
   for (const NamespacedName& key : timed) {
     Workload& wl = WorkloadAt(key);
     if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) continue;
-    if (wl.requeue_at.has_value() && *wl.requeue_at > now) continue;
-    wl.requeue_at.reset();
+    if (std::optional<absl::Time> at = RequeueAt(wl); at && *at > now) continue;
+    SetRequeueAt(wl, std::nullopt);
     SetCondition(&wl.conditions,
                  Condition{kConditionRequeued, "True", "BackoffFinished",
                            "The workload backoff was finished", now});
@@ -1195,13 +1194,13 @@ absl::Status AdmissionState::CheckPriorityClass(
   }
   for (const ConfigObject& o : pending) {
     const auto* wpc = std::get_if<WorkloadPriorityClass>(&o);
-    if (wpc != nullptr && wpc->meta.name == wl.priority_class_name) {
+    if (wpc != nullptr && wpc->meta.name == wl.priority_class_name.str()) {
       return absl::OkStatus();
     }
   }
   return absl::NotFoundError(absl::StrCat(
       Describe(KeyOf(wl)), ": spec.priorityClassName: WorkloadPriorityClass \"",
-      wl.priority_class_name, "\" not found"));
+      wl.priority_class_name.str(), "\" not found"));
 }
 
 void AdmissionState::ResolvePriority(Workload& wl) const {
@@ -1422,8 +1421,7 @@ void AdmissionState::Deactivate(Workload& wl, const std::string& message,
                                 absl::Time now) {
   const NamespacedName key = KeyOf(wl);
   wl.active = false;
-  wl.requeue_at.reset();
-  wl.requeue_count.reset();
+  wl.requeue_state.reset();
   queues_.Remove(key);
   last_assignments_.erase(key);
   MarkWorkload(key, Change::kModified);

@@ -99,7 +99,8 @@ void SetReason(const Workload& wl, WhatIf& out) {
 // numbered when taken.
 void NameIfGenerated(const AdmissionState& state, Workload& wl) {
   if (!wl.meta.name.empty() || wl.meta.generate_name.empty()) return;
-  const std::string base = absl::StrCat(wl.meta.generate_name, kWhatIfUid);
+  const std::string base =
+      absl::StrCat(wl.meta.generate_name.str(), kWhatIfUid);
   wl.meta.name = base;
   for (int i = 1; state.FindWorkload(KeyOf(wl)) != nullptr; ++i) {
     wl.meta.name = absl::StrCat(base, "-", i);

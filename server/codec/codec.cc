@@ -167,7 +167,7 @@ void MetaToProto(const ObjectMeta& meta, v1::ObjectMeta* proto) {
   }
   MapToProto(meta.labels, proto->mutable_labels());
   MapToProto(meta.annotations, proto->mutable_annotations());
-  proto->set_generate_name(meta.generate_name);
+  proto->set_generate_name(meta.generate_name.str());
 }
 
 Condition ConditionFromProto(const v1::Condition& proto) {
@@ -1244,10 +1244,10 @@ absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
     wl.admission_checks.push_back(std::move(check));
   }
   if (status.requeue_state().has_count()) {
-    wl.requeue_count = status.requeue_state().count();
+    SetRequeueCount(wl, status.requeue_state().count());
   }
   if (status.requeue_state().has_requeue_at()) {
-    wl.requeue_at = FromProto(status.requeue_state().requeue_at());
+    SetRequeueAt(wl, FromProto(status.requeue_state().requeue_at()));
   }
   if (status.has_runner()) {
     wl.runner = Runner{status.runner().id(),
@@ -1277,7 +1277,7 @@ v1::Workload WorkloadToProto(const Workload& workload, TemplateOut out) {
   for (const PodSet& ps : workload.pod_sets) {
     PodSetToProto(ps, out, spec->add_pod_sets());
   }
-  spec->set_priority_class_name(workload.priority_class_name);
+  spec->set_priority_class_name(workload.priority_class_name.str());
   spec->set_priority_class_source(
       PriorityClassSourceName(workload.priority_class_source));
   spec->set_priority(workload.priority);
@@ -1306,12 +1306,11 @@ v1::Workload WorkloadToProto(const Workload& workload, TemplateOut out) {
       PodSetUpdateToProto(update, check_proto->add_pod_set_updates());
     }
   }
-  if (workload.requeue_count.has_value()) {
-    status->mutable_requeue_state()->set_count(*workload.requeue_count);
+  if (std::optional<int32_t> count = RequeueCount(workload)) {
+    status->mutable_requeue_state()->set_count(*count);
   }
-  if (workload.requeue_at.has_value()) {
-    *status->mutable_requeue_state()->mutable_requeue_at() =
-        ToProto(*workload.requeue_at);
+  if (std::optional<absl::Time> at = RequeueAt(workload)) {
+    *status->mutable_requeue_state()->mutable_requeue_at() = ToProto(*at);
   }
   if (workload.runner.has_value()) {
     status->mutable_runner()->set_id(workload.runner->id);

@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -101,6 +103,60 @@ class Boxed {
 
  private:
   std::unique_ptr<T> value_;
+};
+
+// A string most objects leave empty (metadata.generateName,
+// spec.priorityClassName) at 8 bytes instead of a std::string's 32: the
+// text is on the heap while there is one. Reads as a const std::string&.
+class BoxedString {
+ public:
+  BoxedString() = default;
+  BoxedString(std::string value) { Assign(std::move(value)); }  // NOLINT
+  BoxedString(const char* value) { Assign(value); }             // NOLINT
+  BoxedString(const BoxedString& other) { Assign(other.str()); }
+  BoxedString(BoxedString&&) noexcept = default;
+  BoxedString& operator=(const BoxedString& other) {
+    if (this != &other) Assign(other.str());
+    return *this;
+  }
+  BoxedString& operator=(BoxedString&&) noexcept = default;
+  BoxedString& operator=(std::string value) {
+    Assign(std::move(value));
+    return *this;
+  }
+  BoxedString& operator=(const char* value) {
+    Assign(value);
+    return *this;
+  }
+
+  bool empty() const { return value_ == nullptr; }
+  void clear() { value_.reset(); }
+  const std::string& str() const { return value_ ? *value_ : Empty(); }
+  operator const std::string&() const { return str(); }  // NOLINT
+
+  friend bool operator==(const BoxedString& a, const BoxedString& b) {
+    return a.str() == b.str();
+  }
+  friend std::ostream& operator<<(std::ostream& os, const BoxedString& s) {
+    return os << s.str();
+  }
+
+ private:
+  void Assign(std::string value) {
+    if (value.empty()) {
+      value_.reset();
+    } else if (value_) {
+      *value_ = std::move(value);
+    } else {
+      value_ = std::make_unique<std::string>(std::move(value));
+    }
+  }
+  static const std::string& Empty() {
+    static const std::string* const empty = new std::string();
+    return *empty;
+  }
+
+  std::unique_ptr<std::string> value_;  // null while empty
 };
 
 namespace boxed_internal {

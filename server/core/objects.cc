@@ -209,6 +209,38 @@ WorkloadState StateOf(const Workload& wl) {
   return WorkloadState::kPending;
 }
 
+std::optional<int32_t> RequeueCount(const Workload& wl) {
+  return wl.requeue_state ? wl.requeue_state->count : std::nullopt;
+}
+
+std::optional<absl::Time> RequeueAt(const Workload& wl) {
+  return wl.requeue_state ? wl.requeue_state->requeue_at : std::nullopt;
+}
+
+namespace {
+
+// Drops a requeue state left with neither field.
+void TidyRequeueState(Workload& wl) {
+  if (wl.requeue_state && !wl.requeue_state->count.has_value() &&
+      !wl.requeue_state->requeue_at.has_value()) {
+    wl.requeue_state.reset();
+  }
+}
+
+}  // namespace
+
+void SetRequeueCount(Workload& wl, std::optional<int32_t> count) {
+  if (!wl.requeue_state) wl.requeue_state.emplace();
+  wl.requeue_state->count = count;
+  TidyRequeueState(wl);
+}
+
+void SetRequeueAt(Workload& wl, std::optional<absl::Time> at) {
+  if (!wl.requeue_state) wl.requeue_state.emplace();
+  wl.requeue_state->requeue_at = at;
+  TidyRequeueState(wl);
+}
+
 std::map<std::string, int32_t> PodSetsCountsAfterReclaim(const Workload& wl) {
   std::map<std::string, int32_t> counts;
   for (const PodSet& ps : wl.pod_sets) {

@@ -56,7 +56,7 @@ struct ObjectMeta {
   Labels labels;
   Labels annotations;
   // Prefix for a server-generated name, used when `name` is empty.
-  std::string generate_name;
+  BoxedString generate_name;
 
   friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };
@@ -381,11 +381,19 @@ const char* PriorityClassSourceName(PriorityClassSource source);
 bool ParsePriorityClassSource(absl::string_view text,
                               PriorityClassSource* source);
 
+// Kueue's status.requeueState: how many times the workload was requeued,
+// and the time before which it may not be (an admission check's retry).
+struct RequeueState {
+  std::optional<int32_t> count;
+  std::optional<absl::Time> requeue_at;
+  friend bool operator==(const RequeueState&, const RequeueState&) = default;
+};
+
 struct Workload {
   ObjectMeta meta;
   std::string queue_name;
   std::vector<PodSet> pod_sets;
-  std::string priority_class_name;
+  BoxedString priority_class_name;
   int32_t priority = 0;
   bool active = true;
   PriorityClassSource priority_class_source = PriorityClassSource::kNone;
@@ -394,8 +402,8 @@ struct Workload {
   Boxed<Admission> admission;
   std::vector<Condition> conditions;
   BoxedVector<AdmissionCheckState> admission_checks;
-  std::optional<int32_t> requeue_count;
-  Boxed<absl::Time> requeue_at;
+  // status.requeueState; null while it has neither field (most workloads).
+  Boxed<RequeueState> requeue_state;
   // Attached while a runner holds a lease on the admitted workload.
   Boxed<Runner> runner;
   // Set while the workload is evicted but still holds its quota, waiting
@@ -415,6 +423,12 @@ struct Workload {
 // reclaimable pods, never below 0 (a stale reclaimable count may exceed a
 // pod set's count; a negative one counts as 0).
 std::map<std::string, int32_t> PodSetsCountsAfterReclaim(const Workload& wl);
+
+// status.requeueState's fields. Setting both unset drops the state.
+std::optional<int32_t> RequeueCount(const Workload& wl);
+std::optional<absl::Time> RequeueAt(const Workload& wl);
+void SetRequeueCount(Workload& wl, std::optional<int32_t> count);
+void SetRequeueAt(Workload& wl, std::optional<absl::Time> at);
 
 // Condition types and reasons, as Kueue writes them.
 inline constexpr char kConditionQuotaReserved[] = "QuotaReserved";

@@ -382,12 +382,12 @@ WorkloadBuilder& WorkloadBuilder::AdmissionCheck(std::string name,
 }
 
 WorkloadBuilder& WorkloadBuilder::RequeueCount(int32_t count) {
-  object_.requeue_count = count;
+  kq::SetRequeueCount(object_, count);
   return *this;
 }
 
 WorkloadBuilder& WorkloadBuilder::RequeueAt(absl::Time time) {
-  object_.requeue_at = time;
+  kq::SetRequeueAt(object_, time);
   return *this;
 }
 

@@ -228,14 +228,39 @@ TEST(WorkloadRoundTripTest, FullWorkload) {
   EXPECT_TRUE(*got == want) << ProtoDiff(proto, ToProto(*got));
 }
 
+// status.requeueState keeps each of its fields alone or together, and a
+// workload whose state loses both holds none (it reads as Kueue's nil).
+TEST(WorkloadRoundTripTest, RequeueState) {
+  const absl::Time at = absl::FromUnixSeconds(1'767'323'046);
+  for (const auto& [count, requeue_at] : std::vector<
+           std::pair<std::optional<int32_t>, std::optional<absl::Time>>>{
+           {3, std::nullopt}, {std::nullopt, at}, {0, at}}) {
+    Workload want =
+        WorkloadBuilder("w").Queue("lq").Request("cpu", "1").Build();
+    SetRequeueCount(want, count);
+    SetRequeueAt(want, requeue_at);
+    absl::StatusOr<Workload> got = FromProto(ToProto(want));
+    ASSERT_OK(got.status());
+    EXPECT_TRUE(*got == want) << ProtoDiff(ToProto(want), ToProto(*got));
+    EXPECT_EQ(RequeueCount(*got), count);
+    EXPECT_EQ(RequeueAt(*got), requeue_at);
+    EXPECT_EQ(ToProto(*got).status().requeue_state().has_count(),
+              count.has_value());
+
+    SetRequeueCount(*got, std::nullopt);
+    SetRequeueAt(*got, std::nullopt);
+    EXPECT_FALSE(got->requeue_state.has_value());
+    EXPECT_FALSE(ToProto(*got).status().has_requeue_state());
+  }
+}
+
 TEST(WorkloadRoundTripTest, MinimalWorkload) {
   Workload want = WorkloadBuilder("w").Queue("lq").Request("cpu", "1").Build();
   absl::StatusOr<Workload> got = FromProto(ToProto(want));
   ASSERT_OK(got.status());
   EXPECT_TRUE(*got == want) << ProtoDiff(ToProto(want), ToProto(*got));
   EXPECT_FALSE(got->admission.has_value());
-  EXPECT_FALSE(got->requeue_count.has_value());
-  EXPECT_FALSE(got->requeue_at.has_value());
+  EXPECT_FALSE(got->requeue_state.has_value());
 }
 
 // ---------------------------------------------------------------------------

@@ -182,5 +182,41 @@ TEST(BoxedVectorTest, CopiesAreDeepAndEmptyEqualsEmptied) {
   EXPECT_TRUE(from_plain.empty());
 }
 
+TEST(BoxedStringTest, AnEmptyStringCostsAPointer) {
+  EXPECT_EQ(sizeof(BoxedString), sizeof(void*));
+  BoxedString s;
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.str(), "");
+}
+
+TEST(BoxedStringTest, ReadsAsTheStringItHolds) {
+  BoxedString s = "job-";
+  EXPECT_FALSE(s.empty());
+  const std::string& read = s;
+  EXPECT_EQ(read, "job-");
+  s = std::string("a-prefix-longer-than-a-string's-own-bytes-");
+  EXPECT_EQ(s.str(), "a-prefix-longer-than-a-string's-own-bytes-");
+  s = "";  // empty again, holding nothing
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s, BoxedString());
+  s = "x";
+  s.clear();
+  EXPECT_TRUE(s.empty());
+}
+
+TEST(BoxedStringTest, CopiesAreDeepAndCompareByValue) {
+  BoxedString a = "high";
+  BoxedString b = a;
+  b = "low";
+  EXPECT_EQ(a, "high");
+  EXPECT_EQ(b, "low");
+  EXPECT_FALSE(a == b);
+  b = a;
+  EXPECT_EQ(a, b);
+  BoxedString moved = std::move(b);
+  EXPECT_EQ(moved, "high");
+  EXPECT_TRUE(b.empty());  // NOLINT(bugprone-use-after-move)
+}
+
 }  // namespace
 }  // namespace kq

@@ -10,6 +10,12 @@
 namespace kq {
 namespace {
 
+// With its key (64 bytes) in a std::map node (32 more), a Workload of 288
+// bytes takes a 384-byte block.
+TEST(SizesTest, AWorkloadFitsTheAllocators384ByteClassWithItsKey) {
+  EXPECT_LE(sizeof(Workload), 288u);
+}
+
 TEST(SizesTest, APodSetFitsTheAllocators128ByteClass) {
   EXPECT_LE(sizeof(PodSet), 128u);
 }

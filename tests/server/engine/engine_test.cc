@@ -797,8 +797,8 @@ TEST_F(AdmissionCheckStateTest, RetryEvictsAndRequeuesAfterBackoff) {
   EXPECT_EQ(Cond(w, kConditionRequeued)->status, "False");
   ASSERT_EQ(w.admission_checks.size(), 1u);
   EXPECT_EQ(w.admission_checks[0].state, "Pending");
-  ASSERT_TRUE(w.requeue_at.has_value());
-  EXPECT_EQ(*w.requeue_at, retried_at + absl::Seconds(60));
+  ASSERT_TRUE(RequeueAt(w).has_value());
+  EXPECT_EQ(*RequeueAt(w), retried_at + absl::Seconds(60));
   EXPECT_EQ(QueueOrderTimestamp(w), retried_at);
   // The freed quota went to the other workload.
   EXPECT_EQ(StateOf(Get("other")), WorkloadState::kQuotaReserved);
@@ -816,7 +816,7 @@ TEST_F(AdmissionCheckStateTest, RetryEvictsAndRequeuesAfterBackoff) {
   w = Get("w");
   EXPECT_EQ(Cond(w, kConditionRequeued)->status, "True");
   EXPECT_EQ(Cond(w, kConditionRequeued)->reason, "BackoffFinished");
-  EXPECT_FALSE(w.requeue_at.has_value());
+  EXPECT_FALSE(RequeueAt(w).has_value());
   EXPECT_EQ(StateOf(w), WorkloadState::kQuotaReserved);
   EXPECT_EQ(Cond(w, kConditionEvicted)->status, "False");
 }
