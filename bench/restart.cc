@@ -137,7 +137,7 @@ absl::StatusOr<Filled> Fill(const std::string& path,
       // made when the workload came in, and the templates apart from the
       // rows.
       for (PodSet& ps : wl->pod_sets) {
-        ps.spec_shape = codec::SpecShapeDigest(ps.template_json);
+        ps.spec_shape = codec::SpecShapeDigest(ps.template_json.str());
       }
       std::vector<store::PodTemplate> templates =
           store::DetachPodTemplates(*wl);

@@ -999,7 +999,7 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
   if (!from_client) {
     ps.spec_shape = proto.spec_shape();
   } else if (!proto.template_json().empty()) {
-    ps.spec_shape = SpecShapeDigest(ps.template_json);
+    ps.spec_shape = SpecShapeDigest(ps.template_json.str());
   } else if (proto.has_template_()) {
     ps.spec_shape = struct_spec_shape;
   }
@@ -1034,16 +1034,16 @@ void PodSetToProto(const PodSet& ps, TemplateOut out, v1::PodSet* proto) {
     if (ps.template_on_disk) {
       proto->set_template_on_disk(true);
     } else {
-      proto->set_template_json(ps.template_json);
+      proto->set_template_json(ps.template_json.str());
     }
     proto->set_spec_shape(ps.spec_shape);
   } else if (out == TemplateOut::kJson) {
-    proto->set_template_json(ps.template_json);
+    proto->set_template_json(ps.template_json.str());
   } else if (!ps.template_json.empty()) {
     // template_json was written from a Struct or checked when a client sent
     // it (or comes from tests), so it parses; if it does not, the template
     // is left out rather than sent half-written.
-    if (!StructFromJson(ps.template_json, proto->mutable_template_())) {
+    if (!StructFromJson(ps.template_json.str(), proto->mutable_template_())) {
       proto->clear_template_();
     }
   }

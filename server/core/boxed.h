@@ -106,8 +106,9 @@ class Boxed {
 };
 
 // A string most objects leave empty (metadata.generateName,
-// spec.priorityClassName) at 8 bytes instead of a std::string's 32: the
-// text is on the heap while there is one. Reads as a const std::string&.
+// spec.priorityClassName, a held pod set's template) at 8 bytes instead of a
+// std::string's 32: the text is on the heap while there is one. Reads as a
+// const std::string&.
 class BoxedString {
  public:
   BoxedString() = default;
@@ -132,6 +133,12 @@ class BoxedString {
   bool empty() const { return value_ == nullptr; }
   void clear() { value_.reset(); }
   const std::string& str() const { return value_ ? *value_ : Empty(); }
+  // Moves the text out, leaving this empty.
+  std::string Release() {
+    std::string text = value_ ? std::move(*value_) : std::string();
+    value_.reset();
+    return text;
+  }
   operator const std::string&() const { return str(); }  // NOLINT
 
   friend bool operator==(const BoxedString& a, const BoxedString& b) {

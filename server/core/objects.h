@@ -295,14 +295,16 @@ struct PodSet {
   // (store::PodTemplate), not in memory: kqd's state leaves template_json
   // empty, and the engine reads the text back for every workload it
   // answers with or publishes. (Here, beside the other small fields, so
-  // that a pod set takes 128 bytes: tests/server/core/sizes_test.cc.)
+  // that a pod set takes 104 bytes, in a 112-byte block:
+  // tests/server/core/sizes_test.cc.)
   bool template_on_disk = false;
   ResourceList requests;  // of one pod
   Labels node_selector;
   BoxedVector<Toleration> tolerations;
   BoxedVector<NodeSelectorTerm> required_node_affinity;
-  // The pod template as JSON text; opaque to admission.
-  std::string template_json;
+  // The pod template as JSON text; opaque to admission. Empty (8 bytes)
+  // in kqd's state, which keeps it on disk.
+  BoxedString template_json;
   // A digest of the template's scheduling-relevant pod spec shape
   // (codec::SpecShapeDigest), made when kqd received the template and kept
   // with the workload, as the text is not; 0 when not known (a template

@@ -13,7 +13,7 @@ std::vector<PodTemplate> DetachPodTemplates(Workload& workload) {
     PodSet& ps = workload.pod_sets[i];
     if (ps.template_json.empty()) continue;
     out.push_back({KeyOf(workload), workload.meta.uid.str(),
-                   static_cast<int32_t>(i), std::move(ps.template_json)});
+                   static_cast<int32_t>(i), ps.template_json.Release()});
     ps.template_json.clear();
     ps.template_on_disk = true;
   }

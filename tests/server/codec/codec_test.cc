@@ -796,7 +796,7 @@ TEST(SpecShapeDigestTest, StructTemplatesGetTheDigestOfTheirText) {
                     .ok());
     ASSERT_OK_AND_ASSIGN(Workload wl, FromClientProto(proto));
     EXPECT_EQ(wl.pod_sets[0].spec_shape,
-              SpecShapeDigest(wl.pod_sets[0].template_json));
+              SpecShapeDigest(wl.pod_sets[0].template_json.str()));
     // And the same template sent as text gets the same digest.
     v1::Workload text;
     v1::PodSet* text_ps = text.mutable_spec()->add_pod_sets();

@@ -202,6 +202,11 @@ TEST(BoxedStringTest, ReadsAsTheStringItHolds) {
   s = "x";
   s.clear();
   EXPECT_TRUE(s.empty());
+  // Release moves the text out (a template detached to disk).
+  s = "{\"spec\":{}}";
+  EXPECT_EQ(s.Release(), "{\"spec\":{}}");
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.Release(), "");
 }
 
 TEST(BoxedStringTest, CopiesAreDeepAndCompareByValue) {

@@ -16,8 +16,8 @@ TEST(SizesTest, AWorkloadFitsTheAllocators384ByteClassWithItsKey) {
   EXPECT_LE(sizeof(Workload), 288u);
 }
 
-TEST(SizesTest, APodSetFitsTheAllocators128ByteClass) {
-  EXPECT_LE(sizeof(PodSet), 128u);
+TEST(SizesTest, APodSetFitsTheAllocators112ByteClass) {
+  EXPECT_LE(sizeof(PodSet), 112u);
 }
 
 }  // namespace
