@@ -87,7 +87,10 @@ struct Source {
 std::pair<uint64_t, uint64_t> UidPrefix(const Uid& uid) {
   unsigned char bytes[16] = {};
   uid.WithText([&](absl::string_view text) {
-    std::memcpy(bytes, text.data(), std::min(text.size(), sizeof(bytes)));
+    // An empty uid's view has no data to copy (memcpy from null).
+    if (!text.empty()) {
+      std::memcpy(bytes, text.data(), std::min(text.size(), sizeof(bytes)));
+    }
   });
   uint64_t hi = 0;
   uint64_t lo = 0;
