@@ -43,15 +43,24 @@ bool Manager::Before(const Entry& a, const Entry& b) {
          std::tie(b.uid(), b.namespace_name(), b.name());
 }
 
-size_t Manager::EntryHash::operator()(const NamespacedName& workload) const {
+namespace {
+
+// A workload name's hash, the same whether the name is a key or read from
+// an entry.
+size_t HashOfName(absl::string_view namespace_name, absl::string_view name) {
   return absl::Hash<std::pair<absl::string_view, absl::string_view>>()(
-      {workload.first, workload.second});
+      {namespace_name, name});
+}
+
+}  // namespace
+
+size_t Manager::EntryHash::operator()(const NamespacedName& workload) const {
+  return HashOfName(workload.first, workload.second);
 }
 
 size_t Manager::EntryHash::operator()(
     const std::unique_ptr<Entry>& entry) const {
-  return absl::Hash<std::pair<absl::string_view, absl::string_view>>()(
-      {entry->namespace_name(), entry->name()});
+  return HashOfName(entry->namespace_name(), entry->name());
 }
 
 Manager::Pending& Manager::QueueNamed(const std::string& cluster_queue) {
