@@ -181,9 +181,9 @@ class Churner {
   }
 
   void CollectAll() {
-    for (const auto& [key, wl] : state_.workloads()) {
-      if (HoldsQuota(wl) && holding_.insert(key).second) {
-        admitted_.push_back(key);
+    for (const Workload& wl : state_.workloads()) {
+      if (HoldsQuota(wl) && holding_.insert(KeyOf(wl)).second) {
+        admitted_.push_back(KeyOf(wl));
       }
     }
   }
@@ -445,7 +445,7 @@ absl::StatusOr<std::vector<Table>> RunScale(const ScaleOptions& options,
   }
 
   int64_t pending_at_end = 0;
-  for (const auto& [key, wl] : state.workloads()) {
+  for (const Workload& wl : state.workloads()) {
     if (!HoldsQuota(wl)) ++pending_at_end;
   }
 

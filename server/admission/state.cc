@@ -206,15 +206,15 @@ void AdmissionState::LoadObject(ConfigObject object) {
 }
 
 void AdmissionState::LoadWorkload(Workload workload) {
-  NamespacedName key = KeyOf(workload);
-  PutWorkload(std::move(key), std::move(workload));
+  const NamespacedName key = KeyOf(workload);
+  PutWorkload(key, std::move(workload));
   config_changed_ = true;
 }
 
-size_t AdmissionState::WorkloadItHash::operator()(
-    const NamespacedName& key) const {
+size_t AdmissionState::WorkloadItHash::Hash(absl::string_view namespace_name,
+                                            absl::string_view name) {
   return absl::Hash<std::pair<absl::string_view, absl::string_view>>()(
-      {key.first, key.second});
+      {namespace_name, name});
 }
 
 AdmissionState::WorkloadIt AdmissionState::FindWorkloadIt(
@@ -223,37 +223,41 @@ AdmissionState::WorkloadIt AdmissionState::FindWorkloadIt(
   return it == workload_index_.end() ? workloads_.end() : *it;
 }
 
-Workload& AdmissionState::PutWorkload(NamespacedName key, Workload workload) {
+Workload& AdmissionState::PutWorkload(const NamespacedName& key,
+                                      Workload workload) {
   if (WorkloadIt found = FindWorkloadIt(key); found != workloads_.end()) {
+    Workload& held = Mutable(*found);
     // A queued workload keeps its uid (the queue orders by it); a new one
     // of the same name leaves the queue first.
-    if (found->second.meta.uid != workload.meta.uid) queues_.Remove(key);
-    found->second = std::move(workload);
-    return found->second;
+    if (held.meta.uid != workload.meta.uid) queues_.Remove(key);
+    held = std::move(workload);
+    return held;
   }
   // A store loads in key order: then the end is where each one goes.
-  const bool last = workloads_.empty() || workloads_.rbegin()->first < key;
+  const bool last =
+      workloads_.empty() || WorkloadKeyLess()(*workloads_.rbegin(), key);
   WorkloadIt it =
-      last ? workloads_.emplace_hint(workloads_.end(), std::move(key),
-                                     std::move(workload))
-           : workloads_.emplace(std::move(key), std::move(workload)).first;
+      last ? workloads_.emplace_hint(workloads_.end(), std::move(workload))
+           : workloads_.emplace(std::move(workload)).first;
   workload_index_.insert(it);
-  return it->second;
+  return Mutable(*it);
 }
 
 Workload& AdmissionState::WorkloadAt(const NamespacedName& key) {
   WorkloadIt it = FindWorkloadIt(key);
   KQ_CHECK(it != workloads_.end()) << Describe(key) << " is not held";
-  return it->second;
+  return Mutable(*it);
 }
 
-void AdmissionState::EraseWorkload(WorkloadIt it) {
+Workload AdmissionState::TakeWorkload(WorkloadIt it) {
+  // The index hashes the element's name: out of it before the name moves.
   workload_index_.erase(it);
-  workloads_.erase(it);
+  return std::move(workloads_.extract(it).value());
 }
 
 void AdmissionState::ResolvePriorities() {
-  for (auto& [key, wl] : workloads_) {
+  for (const Workload& held : workloads_) {
+    Workload& wl = Mutable(held);
     if (wl.priority != 0 || wl.priority_class_name.empty()) continue;
     auto wpc = priority_classes_.find(wl.priority_class_name);
     if (wpc != priority_classes_.end()) wl.priority = wpc->second.value;
@@ -289,7 +293,7 @@ std::string AdmissionState::PutObject(ConfigObject object,
 
 const Workload* AdmissionState::FindWorkload(const NamespacedName& key) const {
   auto it = workload_index_.find(key);
-  return it == workload_index_.end() ? nullptr : &(*it)->second;
+  return it == workload_index_.end() ? nullptr : &**it;
 }
 
 const Workload* AdmissionState::FindRecentlyFinished(
@@ -372,8 +376,8 @@ const Workload* AdmissionState::StampRevision(const NamespacedName& key,
                                               int64_t revision) {
   auto it = FindWorkloadIt(key);
   if (it == workloads_.end()) return nullptr;
-  it->second.meta.revision = revision;
-  return &it->second;
+  Mutable(*it).meta.revision = revision;
+  return &*it;
 }
 
 void AdmissionState::Rebuild(absl::Time now) {
@@ -396,7 +400,7 @@ void AdmissionState::Rebuild(absl::Time now) {
   // drift from them.
   holders_ = preemption::HoldingQuota();
   preemption_memo_.Clear();
-  for (const auto& [key, wl] : workloads_) {
+  for (const Workload& wl : workloads_) {
     if (!HoldsQuota(wl)) continue;
     holders_.Add(&wl);
     cache::ClusterQueueSnapshot* cq =
@@ -415,13 +419,13 @@ void AdmissionState::Rebuild(absl::Time now) {
   for (const auto& [name, cq] : cluster_queues_) {
     queues_.UpsertClusterQueue(name, cq.queueing_strategy);
   }
-  for (auto& [key, wl] : workloads_) {
-    if (!HoldsQuota(wl)) EnqueueOrBlock(wl, now);
+  for (const Workload& wl : workloads_) {
+    if (!HoldsQuota(wl)) EnqueueOrBlock(Mutable(wl), now);
   }
   timed_workloads_.clear();
   marked_since_index_.clear();
-  for (const auto& [key, wl] : workloads_) {
-    if (IsTimed(wl)) timed_workloads_.insert(key);
+  for (const Workload& wl : workloads_) {
+    if (IsTimed(wl)) timed_workloads_.insert(KeyOf(wl));
   }
   config_changed_ = false;
   needs_scheduling_ = true;
@@ -442,7 +446,8 @@ void AdmissionState::ApplyStopPolicies(absl::Time now) {
     any_stopped = any_stopped || cq.stop_policy != StopPolicy::kNone;
   }
   // Nothing below adds or removes workloads.
-  for (auto& [key, wl] : workloads_) {
+  for (const Workload& held : workloads_) {
+    Workload& wl = Mutable(held);
     // Only a workload stopped before, or one holding quota while some
     // queue is stopped, has anything to change.
     const Condition* stopped = FindCondition(wl.conditions, kConditionRequeued);
@@ -450,6 +455,7 @@ void AdmissionState::ApplyStopPolicies(absl::Time now) {
         !(any_stopped && HoldsQuota(wl))) {
       continue;
     }
+    const NamespacedName key = KeyOf(wl);
     auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
     StopPolicy lq_policy =
         lq == local_queues_.end() ? StopPolicy::kNone : lq->second.stop_policy;
@@ -757,8 +763,8 @@ bool AdmissionState::IssuePreemptions(
     auto it = FindWorkloadIt(KeyOf(*target.workload));
     // A victim released already (by an earlier entry of the same pass; the
     // scheduler does not let targets overlap) must not be released twice.
-    if (it == workloads_.end() || !HoldsQuota(it->second)) continue;
-    Workload& victim = it->second;
+    if (it == workloads_.end() || !HoldsQuota(*it)) continue;
+    Workload& victim = Mutable(*it);
     // Kueue's "preemption ongoing": a victim evicted earlier still stops.
     if (IsEvicting(victim)) continue;
     const std::string message =
@@ -914,7 +920,7 @@ absl::StatusOr<Workload> AdmissionState::SetAdmissionCheckState(
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
-  Workload& wl = it->second;
+  Workload& wl = Mutable(*it);
   AdmissionCheckState* target = nullptr;
   size_t index = 0;
   for (size_t i = 0; i < wl.admission_checks.size(); ++i) {
@@ -997,7 +1003,7 @@ std::optional<absl::Time> AdmissionState::NextWakeup() {
   auto visit = [&](const NamespacedName& key) {
     auto it = FindWorkloadIt(key);
     if (it == workloads_.end()) return;
-    const Workload& wl = it->second;
+    const Workload& wl = *it;
     if (wl.stop_deadline.has_value()) {
       consider(*wl.stop_deadline);
       if (wl.runner.has_value()) consider(wl.runner->lease_expire_time);
@@ -1018,7 +1024,7 @@ bool AdmissionState::IsTimed(const Workload& wl) {
 void AdmissionState::IndexTimedWorkloads() {
   for (const NamespacedName& key : marked_since_index_) {
     auto it = FindWorkloadIt(key);
-    const bool timed = it != workloads_.end() && IsTimed(it->second);
+    const bool timed = it != workloads_.end() && IsTimed(*it);
     if (timed) {
       timed_workloads_.insert(key);
     } else {
@@ -1072,7 +1078,7 @@ absl::StatusOr<Workload> AdmissionState::SetReclaimablePods(
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
-  Workload& wl = it->second;
+  Workload& wl = Mutable(*it);
   absl::StatusOr<std::map<std::string, int32_t>> checked =
       CheckReclaimablePods(wl, pods);
   if (!checked.ok()) return About(Describe(key), checked.status());
@@ -1220,7 +1226,7 @@ absl::Status AdmissionState::RemoveObject(const ObjectKey& key) {
   }
   if (key.kind == ObjectKind::kClusterQueue) {
     int holding = 0;
-    for (const auto& [k, wl] : workloads_) {
+    for (const Workload& wl : workloads_) {
       if (HoldsQuota(wl) && wl.admission->cluster_queue == key.name) ++holding;
     }
     if (holding > 0) {
@@ -1287,15 +1293,14 @@ absl::StatusOr<Workload> AdmissionState::FinishWorkload(
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
-  if (HoldsQuota(it->second)) {
-    // The index points at the map's element, which goes away now.
-    holders_.Remove(&it->second, it->second.admission->cluster_queue);
+  if (HoldsQuota(*it)) {
+    // The index points at the set's element, which goes away now.
+    holders_.Remove(&*it, it->admission->cluster_queue);
   }
   // The queue reads a queued workload's name from it: out of the queue
   // before the workload moves.
   queues_.Remove(key);
-  Workload wl = std::move(it->second);
-  EraseWorkload(it);
+  Workload wl = TakeWorkload(it);
   last_assignments_.erase(key);
   ReleaseQuota(wl);
   wl.runner.reset();
@@ -1320,7 +1325,7 @@ absl::StatusOr<HeartbeatResult> AdmissionState::Heartbeat(
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
-  Workload& wl = it->second;
+  Workload& wl = Mutable(*it);
   const bool other_runner = wl.runner.has_value() &&
                             wl.runner->id != runner_id &&
                             wl.runner->lease_expire_time > now;
@@ -1364,7 +1369,7 @@ absl::StatusOr<Workload> AdmissionState::Preempt(const NamespacedName& key,
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
-  Workload& wl = it->second;
+  Workload& wl = Mutable(*it);
   const std::string who = actor.empty() ? "operator" : actor;
   const std::string why = message.empty() ? "" : absl::StrCat(": ", message);
   if (deactivate) {
@@ -1397,7 +1402,7 @@ absl::StatusOr<Workload> AdmissionState::SetActive(const NamespacedName& key,
   if (it == workloads_.end()) {
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
-  Workload& wl = it->second;
+  Workload& wl = Mutable(*it);
   if (wl.active == active) return wl;
   if (!active) {
     Deactivate(wl, "The workload is deactivated", now);
@@ -1571,13 +1576,15 @@ QueueStatus AdmissionState::LocalQueueStatusOf(const LocalQueue& lq) const {
   status.conditions.push_back(active);
   cache::FlavorResourceQuantities reserved, admitted;
   // Only the LocalQueue's namespace: workloads are keyed by it first.
-  for (auto it = workloads_.lower_bound({lq.meta.namespace_name, ""});
-       it != workloads_.end() && it->first.first == lq.meta.namespace_name;
+  for (auto it =
+           workloads_.lower_bound(NamespacedName{lq.meta.namespace_name, ""});
+       it != workloads_.end() &&
+       it->meta.namespace_name == lq.meta.namespace_name;
        ++it) {
-    const auto& [key, wl] = *it;
+    const Workload& wl = *it;
     if (wl.queue_name != lq.meta.name) continue;
     if (!HoldsQuota(wl)) {
-      if (queues_.Contains(key)) ++status.pending_workloads;
+      if (queues_.Contains(KeyOf(wl))) ++status.pending_workloads;
       continue;
     }
     ++status.reserving_workloads;

@@ -200,9 +200,8 @@ class AdmissionState {
       const Workload& workload, const std::vector<ConfigObject>& pending) const;
 
   // ---- Workloads -------------------------------------------------------
-  const std::map<NamespacedName, Workload>& workloads() const {
-    return workloads_;
-  }
+  // In key order (namespace, name).
+  const WorkloadSet& workloads() const { return workloads_; }
   const Workload* FindWorkload(const NamespacedName& key) const;
   // A workload finished since the last TakeChanges(), or nullptr.
   const Workload* FindRecentlyFinished(const NamespacedName& key) const;
@@ -352,7 +351,12 @@ class AdmissionState {
   const Workload* StampRevision(const NamespacedName& key, int64_t revision);
 
  private:
-  using WorkloadIt = std::map<NamespacedName, Workload>::iterator;
+  using WorkloadIt = WorkloadSet::iterator;
+  // A held workload, to change: anything but its name, which is its key in
+  // workloads_ and workload_index_.
+  static Workload& Mutable(const Workload& wl) {
+    return const_cast<Workload&>(wl);
+  }
 
   void EnqueueOrBlock(Workload& workload, absl::Time now);
   void ReserveQuota(Workload& workload, Admission admission, absl::Time now);
@@ -414,9 +418,9 @@ class AdmissionState {
   // The workload of `key`, which must be held (a broken invariant aborts).
   Workload& WorkloadAt(const NamespacedName& key);
   // Inserts or replaces `key`'s workload, in workloads_ and the index.
-  Workload& PutWorkload(NamespacedName key, Workload workload);
-  // Erases `it` from workloads_ and the index.
-  void EraseWorkload(WorkloadIt it);
+  Workload& PutWorkload(const NamespacedName& key, Workload workload);
+  // Takes `it` out of workloads_ and the index.
+  Workload TakeWorkload(WorkloadIt it);
   // Brings timed_workloads_ up to date with the workloads marked since.
   void IndexTimedWorkloads();
   // Whether a clock can change `wl` (see timed_workloads_).
@@ -436,25 +440,31 @@ class AdmissionState {
   std::map<std::string, ProvisioningRequestConfig>
       provisioning_request_configs_;
   std::map<std::string, Namespace> namespaces_;
-  std::map<NamespacedName, Workload> workloads_;
-  // workloads_'s elements by key. A lookup in the map walks ~17 nodes of
+  WorkloadSet workloads_;
+  // workloads_'s elements by key. A lookup in the set walks ~17 nodes of
   // 100,000, each a string comparison and a likely cache miss, and the
-  // engine looks workloads up many times per batch; the map's order still
-  // serves listings and ordered walks. Its elements are the map's (whose
+  // engine looks workloads up many times per batch; the set's order still
+  // serves listings and ordered walks. Its elements are the set's (whose
   // nodes do not move), 8 bytes each; kept in step by the functions below.
   struct WorkloadItHash {
     using is_transparent = void;
-    size_t operator()(const NamespacedName& key) const;
-    size_t operator()(WorkloadIt it) const { return (*this)(it->first); }
+    size_t operator()(const NamespacedName& key) const {
+      return Hash(key.first, key.second);
+    }
+    size_t operator()(WorkloadIt it) const {
+      return Hash(it->meta.namespace_name, it->meta.name);
+    }
+    static size_t Hash(absl::string_view namespace_name,
+                       absl::string_view name);
   };
   struct WorkloadItEq {
     using is_transparent = void;
     bool operator()(WorkloadIt a, WorkloadIt b) const { return a == b; }
     bool operator()(WorkloadIt a, const NamespacedName& key) const {
-      return a->first == key;
+      return a->meta.name == key.second && a->meta.namespace_name == key.first;
     }
     bool operator()(const NamespacedName& key, WorkloadIt a) const {
-      return a->first == key;
+      return (*this)(a, key);
     }
   };
   absl::flat_hash_set<WorkloadIt, WorkloadItHash, WorkloadItEq> workload_index_;

@@ -39,7 +39,7 @@ void LoadCopy(const AdmissionState& state, AdmissionState& copy,
               absl::Time now) {
   copy.SetConfiguration(state.configuration());
   for (const auto& [key, object] : state.objects()) copy.LoadObject(object);
-  for (const auto& [key, wl] : state.workloads()) {
+  for (const Workload& wl : state.workloads()) {
     Workload loaded = wl;
     loaded.runner.reset();
     copy.LoadWorkload(std::move(loaded));
@@ -71,9 +71,9 @@ std::vector<Victim> VictimsOf(const AdmissionState& live,
                               const AdmissionState& copy,
                               const std::string& uid) {
   std::vector<Victim> victims;
-  for (const auto& [key, before] : live.workloads()) {
+  for (const Workload& before : live.workloads()) {
     if (!HoldsQuota(before)) continue;
-    const Workload* after = copy.FindWorkload(key);
+    const Workload* after = copy.FindWorkload(KeyOf(before));
     if (after == nullptr) continue;
     const Condition* is = FindCondition(after->conditions, kConditionPreempted);
     if (is == nullptr) continue;
@@ -83,7 +83,8 @@ std::vector<Victim> VictimsOf(const AdmissionState& live,
     if (was != nullptr && *was == *is) continue;
     std::optional<std::string> reason = PreemptedBy(*is, uid);
     if (!reason.has_value()) continue;
-    victims.push_back({key, before.admission->cluster_queue, *reason});
+    victims.push_back(
+        {KeyOf(before), before.admission->cluster_queue, *reason});
   }
   return victims;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <variant>
@@ -483,6 +484,36 @@ struct ObjectKey {
 };
 ObjectKey KeyOf(const ConfigObject& object);
 NamespacedName KeyOf(const Workload& workload);
+
+// Orders workloads by their key, (namespace, name). Transparent, so that a
+// NamespacedName finds one in a WorkloadSet.
+struct WorkloadKeyLess {
+  using is_transparent = void;
+  bool operator()(const Workload& a, const Workload& b) const {
+    return Less(a.meta.namespace_name, a.meta.name, b.meta.namespace_name,
+                b.meta.name);
+  }
+  bool operator()(const Workload& a, const NamespacedName& b) const {
+    return Less(a.meta.namespace_name, a.meta.name, b.first, b.second);
+  }
+  bool operator()(const NamespacedName& a, const Workload& b) const {
+    return Less(a.first, a.second, b.meta.namespace_name, b.meta.name);
+  }
+
+ private:
+  static bool Less(const std::string& a_namespace, const std::string& a_name,
+                   const std::string& b_namespace, const std::string& b_name) {
+    const int by_namespace = a_namespace.compare(b_namespace);
+    return by_namespace != 0 ? by_namespace < 0 : a_name < b_name;
+  }
+};
+
+// Workloads in key order, each its own key. kqd holds every pending
+// workload, and a std::map keyed by NamespacedName kept both names twice:
+// its node (32 + 64 + 288 bytes) took a 384-byte block where this one's
+// (32 + 288) takes a 320-byte one. An element's name must not change while
+// it is held; the rest of it may (see AdmissionState's Mutable).
+using WorkloadSet = std::set<Workload, WorkloadKeyLess>;
 
 // How errors name objects: `ClusterQueue "cq"`, `LocalQueue "ns/lq"`,
 // `Workload "ns/name"`.

@@ -517,16 +517,17 @@ absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
     };
     // Workloads are keyed by namespace first: one namespace is one range.
     const auto& workloads = state_.workloads();
-    auto it = filter.namespace_name.empty()
-                  ? workloads.begin()
-                  : workloads.lower_bound({filter.namespace_name, ""});
+    auto it =
+        filter.namespace_name.empty()
+            ? workloads.begin()
+            : workloads.lower_bound(NamespacedName{filter.namespace_name, ""});
     for (; it != workloads.end(); ++it) {
       if (!filter.namespace_name.empty() &&
-          it->first.first != filter.namespace_name) {
+          it->meta.namespace_name != filter.namespace_name) {
         break;
       }
-      if (!keep(it->second)) continue;
-      listed.items.push_back(it->second);
+      if (!keep(*it)) continue;
+      listed.items.push_back(*it);
       KQ_RETURN_IF_ERROR(AttachPodTemplates(listed.items.back()));
     }
     if (filter.include_finished) {

@@ -47,9 +47,7 @@ absl::StatusOr<Result> Simulate(Scenario scenario, const Options& options) {
   Result result;
   result.passes = state.RunPasses(
       now, {.max_passes = options.passes < 0 ? INT_MAX : options.passes});
-  for (const auto& [key, wl] : state.workloads()) {
-    result.workloads.push_back(wl);
-  }
+  for (const Workload& wl : state.workloads()) result.workloads.push_back(wl);
   for (const auto& [key, object] : state.objects()) {
     result.objects.push_back(state.ViewOf(object));
   }

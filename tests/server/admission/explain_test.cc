@@ -134,7 +134,7 @@ void Load(AdmissionState& state, const std::vector<ConfigObject>& objects,
 // Everything Explain and SimulateAdmission must leave as it was: the
 // workloads, the usage in the quota tree and the queues.
 struct Snapshot {
-  std::map<NamespacedName, Workload> workloads;
+  WorkloadSet workloads;
   std::map<std::string, cache::FlavorResourceQuantities> usage;
   std::map<std::string, std::vector<NamespacedName>> active, inadmissible;
 

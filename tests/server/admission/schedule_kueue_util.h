@@ -149,7 +149,7 @@ inline Condition NoLongerFits() {
 inline std::map<std::string, Admission> Assignments(
     const AdmissionState& state, bool admitted_only = false) {
   std::map<std::string, Admission> got;
-  for (const auto& [key, wl] : state.workloads()) {
+  for (const Workload& wl : state.workloads()) {
     if (!wl.admission.has_value() ||
         !IsConditionTrue(wl.conditions, kConditionQuotaReserved)) {
       continue;
@@ -157,7 +157,7 @@ inline std::map<std::string, Admission> Assignments(
     if (admitted_only && !IsConditionTrue(wl.conditions, kConditionAdmitted)) {
       continue;
     }
-    got[Key(key)] = *wl.admission;
+    got[Key(KeyOf(wl))] = *wl.admission;
   }
   return got;
 }
@@ -187,7 +187,7 @@ inline void ExpectConditions(
     const AdmissionState& state,
     const std::map<std::string, std::vector<Condition>>& want) {
   std::map<std::string, const Workload*> by_key;
-  for (const auto& [key, wl] : state.workloads()) by_key[Key(key)] = &wl;
+  for (const Workload& wl : state.workloads()) by_key[Key(KeyOf(wl))] = &wl;
   for (const auto& [name, conditions] : want) {
     auto it = by_key.find(name);
     if (it == by_key.end()) {

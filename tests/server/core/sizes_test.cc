@@ -10,9 +10,9 @@
 namespace kq {
 namespace {
 
-// With its key (64 bytes) in a std::map node (32 more), a Workload of 288
-// bytes takes a 384-byte block.
-TEST(SizesTest, AWorkloadFitsTheAllocators384ByteClassWithItsKey) {
+// In a WorkloadSet's node (32 bytes more), a Workload of 288 bytes takes a
+// 320-byte block.
+TEST(SizesTest, AWorkloadFitsTheAllocators320ByteClassInItsSetNode) {
   EXPECT_LE(sizeof(Workload), 288u);
 }
 
