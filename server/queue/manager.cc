@@ -29,9 +29,9 @@ QueueKey KeyFor(const Workload& workload) {
 
 bool Manager::SlotLess::operator()(const Slot& a, const Slot& b) const {
   // QueueKey's order, its first fields read from the slots; ties (rare)
-  // are broken by the entries.
+  // are broken by the entries, which compare the whole timestamps.
   if (a.priority != b.priority) return a.priority > b.priority;
-  if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
+  if (a.timestamp_ns != b.timestamp_ns) return a.timestamp_ns < b.timestamp_ns;
   if (a.entry == b.entry) return false;
   return Before(*a.entry, *b.entry);
 }

@@ -171,15 +171,18 @@ class Manager {
   // One per workload a queue holds (or popped and not yet requeued).
   struct Entry;
   // An entry's place in a heap: the order's leading fields are copied in,
-  // so most comparisons read no entry.
+  // so most comparisons read no entry. 32 bytes: the timestamp is kept as
+  // whole nanoseconds (an absl::Time takes 16), which order as the times
+  // do or tie, and a tie is broken by the entries.
   struct Slot {
-    int32_t priority;
-    absl::Time timestamp;
+    int64_t timestamp_ns;
     Entry* entry;
     // The entry's scheduling hash: which of the heap's sets holds the slot,
     // and whether a bulk move parked it. Not part of the order.
     uint64_t scheduling_hash;
+    int32_t priority;
   };
+  static_assert(sizeof(Slot) <= 32, "a heap Slot grew past 32 bytes");
   struct SlotLess {
     bool operator()(const Slot& a, const Slot& b) const;
   };
@@ -311,7 +314,8 @@ class Manager {
   };
 
   static Slot SlotOf(Entry& entry) {
-    return Slot{entry.priority, entry.timestamp, &entry, entry.scheduling_hash};
+    return Slot{absl::ToUnixNanos(entry.timestamp), &entry,
+                entry.scheduling_hash, entry.priority};
   }
   // QueueKey's order between entries.
   static bool Before(const Entry& a, const Entry& b);
