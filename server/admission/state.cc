@@ -502,7 +502,7 @@ void AdmissionState::ApplyStopPolicies(absl::Time now) {
                cq_policy != StopPolicy::kNone) {
       std::string message =
           lq_policy != StopPolicy::kNone
-              ? absl::StrCat("LocalQueue ", wl.queue_name, " is stopped")
+              ? absl::StrCat("LocalQueue ", wl.queue_name.str(), " is stopped")
               : absl::StrCat("ClusterQueue ", cq_name, " is stopped");
       ReleaseQuota(wl);
       UnsetQuotaReservation(wl, kReasonSuspended, message, now);
@@ -623,10 +623,11 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
   auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
   if (lq == local_queues_.end()) {
     reason = kReasonMisconfigured;
-    message = absl::StrCat("LocalQueue ", wl.queue_name, " doesn't exist");
+    message =
+        absl::StrCat("LocalQueue ", wl.queue_name.str(), " doesn't exist");
   } else if (lq->second.stop_policy != StopPolicy::kNone) {
     reason = kReasonSuspended;
-    message = absl::StrCat("LocalQueue ", wl.queue_name, " is stopped");
+    message = absl::StrCat("LocalQueue ", wl.queue_name.str(), " is stopped");
   } else {
     const std::string& cq_name = lq->second.cluster_queue;
     const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(cq_name);
@@ -1127,7 +1128,7 @@ absl::StatusOr<std::map<std::string, int32_t>> CheckReclaimablePods(
   std::vector<std::string> supported;
   for (const PodSet& ps : wl.pod_sets) {
     pod_set_counts[ps.name] = ps.count;
-    supported.push_back(absl::StrCat("\"", ps.name, "\""));
+    supported.push_back(absl::StrCat("\"", ps.name.str(), "\""));
   }
   std::map<std::string, int32_t> reclaimable;
   for (size_t i = 0; i < pods.size(); ++i) {

@@ -47,7 +47,7 @@ struct FlavorUsage {
 
 // Computed status of a ClusterQueue or LocalQueue (Kueue's status fields).
 struct QueueStatus {
-  std::vector<Condition> conditions;
+  Conditions conditions;
   std::vector<FlavorUsage> flavors_reservation;
   std::vector<FlavorUsage> flavors_usage;
   int32_t pending_workloads = 0;
@@ -64,7 +64,7 @@ struct ObjectView {
   // Set for ClusterQueue and LocalQueue.
   std::optional<QueueStatus> status;
   // Set for AdmissionCheck: its Active condition.
-  std::vector<Condition> conditions;
+  Conditions conditions;
 };
 
 // Where to run one flavor of an admitted pod set.

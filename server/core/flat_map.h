@@ -10,15 +10,17 @@
 #include <utility>
 #include <vector>
 
+#include "server/core/compact_vector.h"
+
 namespace kq {
 
 // A map kept as one sorted array: std::map's interface and order for the
-// small maps kqd holds per pod set (a few resources each), at 16 bytes and
-// one allocation instead of 48 bytes and one allocation per entry. Unlike
-// std::map, an insert or erase moves the other entries: iterators and
-// references into the map do not outlive the next insert or erase, and
-// elements are std::pair<K, V> (their keys must not be changed through
-// them). Lookups are binary searches.
+// small maps kqd holds per pod set (a few resources each), at 8 bytes (a
+// CompactVector) and one allocation instead of 48 bytes and one allocation
+// per entry. Unlike std::map, an insert or erase moves the other entries:
+// iterators and references into the map do not outlive the next insert or
+// erase, and elements are std::pair<K, V> (their keys must not be changed
+// through them). Lookups are binary searches.
 template <typename K, typename V>
 class FlatMap {
  public:
@@ -38,43 +40,17 @@ class FlatMap {
   FlatMap(It first, It last) {
     insert(first, last);
   }
-  FlatMap(const FlatMap& other) {
-    Reserve(other.size_);
-    std::uninitialized_copy(other.begin(), other.end(), data_);
-    size_ = other.size_;
-  }
-  FlatMap(FlatMap&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)),
-        size_(std::exchange(other.size_, 0)),
-        capacity_(std::exchange(other.capacity_, 0)) {}
-  FlatMap& operator=(const FlatMap& other) {
-    if (this != &other) *this = FlatMap(other);
-    return *this;
-  }
-  FlatMap& operator=(FlatMap&& other) noexcept {
-    if (this != &other) {
-      Free();
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-      capacity_ = std::exchange(other.capacity_, 0);
-    }
-    return *this;
-  }
-  ~FlatMap() { Free(); }
 
-  bool empty() const { return size_ == 0; }
-  size_type size() const { return size_; }
-  void clear() {
-    std::destroy_n(data_, size_);
-    size_ = 0;
-  }
+  bool empty() const { return entries_.empty(); }
+  size_type size() const { return entries_.size(); }
+  void clear() { entries_.clear(); }
 
-  iterator begin() { return data_; }
-  iterator end() { return data_ + size_; }
-  const_iterator begin() const { return data_; }
-  const_iterator end() const { return data_ + size_; }
-  const_iterator cbegin() const { return data_; }
-  const_iterator cend() const { return data_ + size_; }
+  iterator begin() { return entries_.begin(); }
+  iterator end() { return entries_.end(); }
+  const_iterator begin() const { return entries_.begin(); }
+  const_iterator end() const { return entries_.end(); }
+  const_iterator cbegin() const { return entries_.begin(); }
+  const_iterator cend() const { return entries_.end(); }
 
   iterator lower_bound(const K& key) {
     return std::lower_bound(begin(), end(), key, KeyLess());
@@ -138,16 +114,10 @@ class FlatMap {
     erase(it);
     return 1;
   }
-  iterator erase(const_iterator position) {
-    iterator it = begin() + (position - cbegin());
-    std::move(it + 1, end(), it);
-    std::destroy_at(end() - 1);
-    --size_;
-    return it;
-  }
+  iterator erase(const_iterator position) { return entries_.erase(position); }
 
   friend bool operator==(const FlatMap& a, const FlatMap& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    return a.entries_ == b.entries_;
   }
 
  private:
@@ -157,44 +127,12 @@ class FlatMap {
     }
   };
 
-  // Makes room for `capacity` entries, moving those held.
-  void Reserve(size_type capacity) {
-    if (capacity <= capacity_) return;
-    value_type* data = std::allocator<value_type>().allocate(capacity);
-    std::uninitialized_move(begin(), end(), data);
-    const uint32_t size = size_;
-    Free();
-    data_ = data;
-    size_ = size;
-    capacity_ = static_cast<uint32_t>(capacity);
-  }
   // Inserts `value` at `index`, moving the entries from there one up.
   iterator Emplace(size_type index, value_type value) {
-    if (size_ == capacity_) Reserve(capacity_ == 0 ? 1 : 2 * capacity_);
-    iterator it = begin() + index;
-    if (it == end()) {
-      std::construct_at(it, std::move(value));
-    } else {
-      std::construct_at(end(), std::move(*(end() - 1)));
-      std::move_backward(it, end() - 1, end());
-      *it = std::move(value);
-    }
-    ++size_;
-    return it;
-  }
-  void Free() {
-    std::destroy_n(data_, size_);
-    if (data_ != nullptr) {
-      std::allocator<value_type>().deallocate(data_, capacity_);
-    }
-    data_ = nullptr;
-    size_ = 0;
-    capacity_ = 0;
+    return entries_.insert(begin() + index, std::move(value));
   }
 
-  value_type* data_ = nullptr;
-  uint32_t size_ = 0;
-  uint32_t capacity_ = 0;
+  CompactVector<value_type> entries_;
 };
 
 }  // namespace kq

@@ -88,7 +88,7 @@ bool IsNamespaced(ObjectKind kind) {
   return kind == ObjectKind::kLocalQueue || kind == ObjectKind::kWorkload;
 }
 
-const Condition* FindCondition(const std::vector<Condition>& conditions,
+const Condition* FindCondition(const Conditions& conditions,
                                const std::string& type) {
   for (const Condition& c : conditions) {
     if (c.type == type) return &c;
@@ -96,13 +96,12 @@ const Condition* FindCondition(const std::vector<Condition>& conditions,
   return nullptr;
 }
 
-bool IsConditionTrue(const std::vector<Condition>& conditions,
-                     const std::string& type) {
+bool IsConditionTrue(const Conditions& conditions, const std::string& type) {
   const Condition* c = FindCondition(conditions, type);
   return c != nullptr && c->status == "True";
 }
 
-void SetCondition(std::vector<Condition>* conditions, Condition condition) {
+void SetCondition(Conditions* conditions, Condition condition) {
   for (Condition& c : *conditions) {
     if (c.type == condition.type) {
       if (c.status == condition.status) {

@@ -18,7 +18,9 @@
 #include "absl/time/time.h"
 
 #include "server/core/boxed.h"
+#include "server/core/compact_vector.h"
 #include "server/core/flat_map.h"
+#include "server/core/interned_string.h"
 #include "server/core/quantity.h"
 #include "server/core/uid.h"
 
@@ -50,7 +52,9 @@ using Labels = BoxedMap<std::string, std::string>;
 
 struct ObjectMeta {
   std::string name;
-  std::string namespace_name;  // empty for cluster-scoped objects
+  // Empty for cluster-scoped objects. Interned: the many workloads of a
+  // namespace keep its name once.
+  InternedString namespace_name;
   Uid uid;
   int64_t revision = 0;
   absl::Time creation_timestamp = absl::UnixEpoch();
@@ -72,13 +76,15 @@ struct Condition {
   friend bool operator==(const Condition&, const Condition&) = default;
 };
 
+// An object's status.conditions: a workload keeps them in 8 bytes.
+using Conditions = CompactVector<Condition>;
+
 // Finds a condition by type, or nullptr.
-const Condition* FindCondition(const std::vector<Condition>& conditions,
+const Condition* FindCondition(const Conditions& conditions,
                                const std::string& type);
-bool IsConditionTrue(const std::vector<Condition>& conditions,
-                     const std::string& type);
+bool IsConditionTrue(const Conditions& conditions, const std::string& type);
 // Sets a condition; last_transition_time changes only when status does.
-void SetCondition(std::vector<Condition>* conditions, Condition condition);
+void SetCondition(Conditions* conditions, Condition condition);
 
 struct Taint {
   std::string key;
@@ -289,15 +295,16 @@ struct NodeSelectorTerm {
 using ResourceList = FlatMap<std::string, Quantity>;
 
 struct PodSet {
-  std::string name;
+  // Interned: most workloads name their pod sets alike ("main").
+  InternedString name;
   int32_t count = 1;
   std::optional<int32_t> min_count;
   // The pod template's text is kept on disk apart from the workload
   // (store::PodTemplate), not in memory: kqd's state leaves template_json
   // empty, and the engine reads the text back for every workload it
   // answers with or publishes. (Here, beside the other small fields, so
-  // that a pod set takes 104 bytes, in a 112-byte block:
-  // tests/server/core/sizes_test.cc.)
+  // that a pod set takes 72 bytes, and with its CompactVector's header an
+  // 80-byte block: tests/server/core/sizes_test.cc.)
   bool template_on_disk = false;
   ResourceList requests;  // of one pod
   Labels node_selector;
@@ -394,8 +401,11 @@ struct RequeueState {
 
 struct Workload {
   ObjectMeta meta;
-  std::string queue_name;
-  std::vector<PodSet> pod_sets;
+  // Interned, as the namespace: a LocalQueue's workloads keep its name once.
+  InternedString queue_name;
+  // In 8 bytes each, as the conditions (CompactVector): a Workload of 224
+  // bytes takes, in its WorkloadSet node, a 256-byte block.
+  CompactVector<PodSet> pod_sets;
   BoxedString priority_class_name;
   int32_t priority = 0;
   bool active = true;
@@ -403,7 +413,7 @@ struct Workload {
   std::optional<int32_t> maximum_execution_time_seconds;
 
   Boxed<Admission> admission;
-  std::vector<Condition> conditions;
+  Conditions conditions;
   BoxedVector<AdmissionCheckState> admission_checks;
   // status.requeueState; null while it has neither field (most workloads).
   Boxed<RequeueState> requeue_state;

@@ -895,8 +895,8 @@ absl::Status ValidateWorkload(const Workload& wl) {
     std::string p = absl::StrCat("spec.podSets[", i, "]");
     KQ_RETURN_IF_ERROR(ValidateLabelName(p + ".name", ps.name));
     if (!names.insert(ps.name).second) {
-      return Invalid(p + ".name",
-                     absl::StrCat("pod set \"", ps.name, "\" is listed twice"));
+      return Invalid(p + ".name", absl::StrCat("pod set \"", ps.name.str(),
+                                               "\" is listed twice"));
     }
     if (ps.count < 0) {
       return Invalid(p + ".count", "must be greater than or equal to 0");
@@ -990,7 +990,7 @@ std::vector<std::string> ConfigWarnings(const ConfigObject& object) {
 absl::Status ValidateSubmittedWorkload(const Workload& wl) {
   if (wl.meta.name.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("Workload in namespace \"", wl.meta.namespace_name,
+        absl::StrCat("Workload in namespace \"", wl.meta.namespace_name.str(),
                      "\": metadata.name: name or generateName is required"));
   }
   absl::Status valid = ValidateWorkload(wl);

@@ -397,7 +397,7 @@ absl::StatusOr<std::vector<ApplyResult>> Engine::DoApply(
     if (const auto* lq = std::get_if<LocalQueue>(&object)) {
       if (!state_.cluster_queues().count(lq->cluster_queue)) {
         result.warnings.push_back(absl::StrCat(
-            "LocalQueue \"", lq->meta.namespace_name, "/", lq->meta.name,
+            "LocalQueue \"", lq->meta.namespace_name.str(), "/", lq->meta.name,
             "\": ClusterQueue \"", lq->cluster_queue,
             "\" does not exist yet; the LocalQueue is inactive "
             "(ClusterQueueDoesNotExist) until it does"));

@@ -277,7 +277,7 @@ class Manager {
     Pending* pending = nullptr;
 
     const std::string& namespace_name() const {
-      return object != nullptr ? object->meta.namespace_name
+      return object != nullptr ? object->meta.namespace_name.str()
                                : owned->workload.first;
     }
     const std::string& name() const {

@@ -45,7 +45,7 @@ class PodSetReducer {
  public:
   using FitsFunc = std::function<std::optional<R>(const std::vector<int32_t>&)>;
 
-  PodSetReducer(const std::vector<PodSet>& pod_sets, FitsFunc fits)
+  PodSetReducer(const CompactVector<PodSet>& pod_sets, FitsFunc fits)
       : fits_(std::move(fits)) {
     for (const PodSet& ps : pod_sets) {
       full_counts_.push_back(ps.count);

@@ -42,7 +42,7 @@ absl::Status FillPodTemplates(Workload& workload,
     if (ps.template_on_disk && ps.template_json.empty()) {
       return absl::InternalError(absl::StrCat(
           "the store holds no template for spec.podSets[", i, "] of workload ",
-          workload.meta.namespace_name, "/", workload.meta.name));
+          workload.meta.namespace_name.str(), "/", workload.meta.name));
     }
   }
   return absl::OkStatus();

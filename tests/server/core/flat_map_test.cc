@@ -79,7 +79,7 @@ TEST(FlatMapTest, EqualWhenTheirEntriesAre) {
   EXPECT_FALSE(a == Map());
 }
 
-TEST(FlatMapTest, IsSixteenBytes) { EXPECT_EQ(sizeof(Map), 16u); }
+TEST(FlatMapTest, IsEightBytes) { EXPECT_EQ(sizeof(Map), 8u); }
 
 // Inserts at the front, middle and end grow the array past its capacity
 // several times; erases close the gaps. A std::map with the same calls is
