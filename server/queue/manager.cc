@@ -9,13 +9,16 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
 
+#include "server/common/check.h"
 #include "server/queue/scheduling_hash.h"
 
 namespace kq::queue {
 
 bool operator<(const QueueKey& a, const QueueKey& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
-  if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
+  const int64_t a_ns = absl::ToUnixNanos(a.timestamp);
+  const int64_t b_ns = absl::ToUnixNanos(b.timestamp);
+  if (a_ns != b_ns) return a_ns < b_ns;
   return std::tie(a.uid, a.workload) < std::tie(b.uid, b.workload);
 }
 
@@ -29,7 +32,7 @@ QueueKey KeyFor(const Workload& workload) {
 
 bool Manager::SlotLess::operator()(const Slot& a, const Slot& b) const {
   // QueueKey's order, its first fields read from the slots; ties (rare)
-  // are broken by the entries, which compare the whole timestamps.
+  // are broken by the entries.
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.timestamp_ns != b.timestamp_ns) return a.timestamp_ns < b.timestamp_ns;
   if (a.entry == b.entry) return false;
@@ -38,7 +41,7 @@ bool Manager::SlotLess::operator()(const Slot& a, const Slot& b) const {
 
 bool Manager::Before(const Entry& a, const Entry& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
-  if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
+  if (a.timestamp_ns != b.timestamp_ns) return a.timestamp_ns < b.timestamp_ns;
   return std::tie(a.uid(), a.namespace_name(), a.name()) <
          std::tie(b.uid(), b.namespace_name(), b.name());
 }
@@ -77,7 +80,7 @@ Manager::Entry& Manager::MakeEntry(const QueueKey& key) {
 
 void Manager::SetKey(Entry& entry, const QueueKey& key) {
   entry.priority = key.priority;
-  entry.timestamp = key.timestamp;
+  entry.timestamp_ns = absl::ToUnixNanos(key.timestamp);
   // The name stays what where_ found the entry by: a key is set again only
   // for the same workload.
   if (key.object != nullptr) {
@@ -93,13 +96,16 @@ void Manager::SetKey(Entry& entry, const QueueKey& key) {
 }
 
 bool Manager::HasKey(const Entry& entry, const QueueKey& key) {
-  return entry.priority == key.priority && entry.timestamp == key.timestamp &&
+  return entry.priority == key.priority &&
+         entry.timestamp_ns == absl::ToUnixNanos(key.timestamp) &&
          entry.object == key.object && entry.uid() == key.uid;
 }
 
 void Manager::Park(Entry& entry) {
   ++park_version_;
-  entry.place = Place::kInadmissible;
+  entry.set_place(Place::kInadmissible);
+  KQ_CHECK(entry.pending->inadmissible.size() < Entry::kMaxParked)
+      << "a ClusterQueue parks more workloads than an Entry can index";
   entry.parked_index =
       static_cast<uint32_t>(entry.pending->inadmissible.size());
   entry.pending->inadmissible.push_back(&entry);
@@ -141,7 +147,7 @@ std::vector<NamespacedName> Manager::DeleteClusterQueue(
 void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
   auto held = where_.find(key.workload);
   const bool was_active =
-      held != where_.end() && (*held)->place == Place::kActive;
+      held != where_.end() && (*held)->place() == Place::kActive;
   Remove(key.workload);
   Pending& pending = QueueNamed(cluster_queue);
   Entry& entry = MakeEntry(key);
@@ -153,7 +159,7 @@ void Manager::Push(const std::string& cluster_queue, const QueueKey& key) {
     Park(entry);
     return;
   }
-  entry.place = Place::kActive;
+  entry.set_place(Place::kActive);
   InsertActive(pending, entry);
   pending.nothing_live = false;
 }
@@ -214,8 +220,8 @@ int32_t Manager::Heap::CountOf(uint64_t hash) const {
 }
 
 bool Manager::IsParked(const Entry& entry) {
-  if (entry.place == Place::kInadmissible) return true;
-  return entry.place == Place::kActive &&
+  if (entry.place() == Place::kInadmissible) return true;
+  return entry.place() == Place::kActive &&
          IsBulkMoved(*entry.pending, entry.scheduling_hash);
 }
 
@@ -223,23 +229,23 @@ void Manager::Remove(const NamespacedName& workload) {
   auto it = where_.find(workload);
   if (it == where_.end()) return;
   Entry& entry = **it;
-  if (entry.place == Place::kActive) {
+  if (entry.place() == Place::kActive) {
     EraseActive(*entry.pending, SlotOf(entry));
   }
-  if (entry.place == Place::kInadmissible) Unpark(entry);
+  if (entry.place() == Place::kInadmissible) Unpark(entry);
   where_.erase(it);
 }
 
 const Manager::Entry* Manager::Held(const NamespacedName& workload) const {
   auto it = where_.find(workload);
-  if (it == where_.end() || (*it)->place == Place::kPopped) return nullptr;
+  if (it == where_.end() || (*it)->place() == Place::kPopped) return nullptr;
   return it->get();
 }
 
 void Manager::DropPopped() {
   for (const NamespacedName& w : popped_) {
     auto it = where_.find(w);
-    if (it != where_.end() && (*it)->place == Place::kPopped) {
+    if (it != where_.end() && (*it)->place() == Place::kPopped) {
       where_.erase(it);
     }
   }
@@ -273,7 +279,7 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
   const bool to_active =
       IsImmediate(pending.strategy, reason) ||
       pending.queue_inadmissible_cycle >= pending.pop_cycle || pending_flavors;
-  if (held == where_.end() || (*held)->place == Place::kPopped) {
+  if (held == where_.end() || (*held)->place() == Place::kPopped) {
     Entry& entry = held == where_.end() ? MakeEntry(key) : **held;
     if (!HasKey(entry, key)) SetKey(entry, key);
     entry.pending = &pending;
@@ -287,7 +293,7 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
       }
       return Requeued::kInadmissible;
     }
-    entry.place = Place::kActive;
+    entry.set_place(Place::kActive);
     InsertActive(pending, entry);
     pending.nothing_live = false;
     return Requeued::kActive;
@@ -296,11 +302,11 @@ Manager::Requeued Manager::RequeueEntry(const std::string& cluster_queue,
   // A workload in the heap stays there, also one parked by its hash (which
   // Kueue would move back to its heap here); kqd only requeues the heads it
   // popped, which never are.
-  if (!to_active || entry.place == Place::kActive) return Requeued::kNowhere;
+  if (!to_active || entry.place() == Place::kActive) return Requeued::kNowhere;
   // Back to the heap with the key it was parked with, as Kueue moves the
   // stored entry.
   Unpark(entry);
-  entry.place = Place::kActive;
+  entry.set_place(Place::kActive);
   InsertActive(pending, entry);
   pending.nothing_live = false;
   return Requeued::kActive;
@@ -340,7 +346,7 @@ int Manager::QueueInadmissible(const std::vector<std::string>& cluster_queues,
         kept.push_back(entry);
         continue;
       }
-      entry->place = Place::kActive;
+      entry->set_place(Place::kActive);
       InsertActive(pending, *entry);
       ++moved;
     }

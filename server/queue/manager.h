@@ -36,8 +36,9 @@ struct QueueKey {
   // uid and workload then). Not part of the order.
   const Workload* object = nullptr;
 
-  // Kueue's baseCompareFunc: higher priority, then earlier timestamp, then
-  // UID; the workload key makes the order total.
+  // Kueue's baseCompareFunc: higher priority, then earlier timestamp (to
+  // the nanosecond, a Go time.Time's resolution), then UID; the workload
+  // key makes the order total.
   friend bool operator<(const QueueKey& a, const QueueKey& b);
   friend bool operator==(const QueueKey&, const QueueKey&) = default;
 };
@@ -171,9 +172,8 @@ class Manager {
   // One per workload a queue holds (or popped and not yet requeued).
   struct Entry;
   // An entry's place in a heap: the order's leading fields are copied in,
-  // so most comparisons read no entry. 32 bytes: the timestamp is kept as
-  // whole nanoseconds (an absl::Time takes 16), which order as the times
-  // do or tie, and a tie is broken by the entries.
+  // so most comparisons read no entry. 32 bytes, with the timestamp in
+  // whole nanoseconds as the Entry's.
   struct Slot {
     int64_t timestamp_ns;
     Entry* entry;
@@ -263,10 +263,14 @@ class Manager {
     // the key is queued (see QueueKey::object). A key without an object
     // brings its own copy.
     int32_t priority = 0;
-    // Its index in pending->inadmissible while parked.
-    uint32_t parked_index = 0;
-    absl::Time timestamp;
-    Place place = Place::kActive;
+    // Its index in pending->inadmissible while parked, and where it is
+    // (a Place), in one word.
+    uint32_t parked_index : 30 = 0;
+    uint32_t place_bits : 2 = static_cast<uint32_t>(Place::kActive);
+    // The key's timestamp in whole nanoseconds since the Unix epoch: the
+    // resolution of Kueue's (a Go time.Time) and of every time kqd reads
+    // or makes, in 8 bytes instead of an absl::Time's 16.
+    int64_t timestamp_ns = 0;
     const Workload* object = nullptr;
     std::unique_ptr<const OwnedKey> owned;  // set when object is null
     // SchedulingHash(*object), made when the key is set (a pending
@@ -287,9 +291,13 @@ class Manager {
       return object != nullptr ? object->meta.uid : owned->uid;
     }
     NamespacedName workload() const { return {namespace_name(), name()}; }
+    Place place() const { return static_cast<Place>(place_bits); }
+    void set_place(Place place) { place_bits = static_cast<uint32_t>(place); }
+    // More than memory holds: 2^30 entries of 48 bytes.
+    static constexpr size_t kMaxParked = size_t{1} << 30;
   };
-  // One per queued workload, in a 64-byte block of its own.
-  static_assert(sizeof(Entry) <= 64, "an Entry grew past 64 bytes");
+  // One per queued workload, in a 48-byte block of its own.
+  static_assert(sizeof(Entry) <= 48, "an Entry grew past 48 bytes");
   // where_ finds an entry by its workload's name, which it reads from the
   // entry (so the name is not kept twice).
   struct EntryHash {
@@ -314,8 +322,8 @@ class Manager {
   };
 
   static Slot SlotOf(Entry& entry) {
-    return Slot{absl::ToUnixNanos(entry.timestamp), &entry,
-                entry.scheduling_hash, entry.priority};
+    return Slot{entry.timestamp_ns, &entry, entry.scheduling_hash,
+                entry.priority};
   }
   // QueueKey's order between entries.
   static bool Before(const Entry& a, const Entry& b);
@@ -386,7 +394,7 @@ std::vector<Manager::Head> Manager::PopHeads(Pred is_active) {
     Entry& entry = *head->entry;
     // A copy: `head` points into the heap that the erase changes.
     EraseActive(pending, Slot(*head));
-    entry.place = Place::kPopped;
+    entry.set_place(Place::kPopped);
     heads.push_back({name, entry.workload(), entry.object});
     popped_.push_back(heads.back().workload);
   }
