@@ -225,6 +225,10 @@ AdmissionState::WorkloadIt AdmissionState::FindWorkloadIt(
 
 Workload& AdmissionState::PutWorkload(const NamespacedName& key,
                                       Workload workload) {
+  // The name is the element's key in workloads_: a replacement keeps it.
+  KQ_CHECK(workload.meta.name == key.second &&
+           workload.meta.namespace_name == key.first)
+      << Describe(key) << " put under another name";
   if (WorkloadIt found = FindWorkloadIt(key); found != workloads_.end()) {
     Workload& held = Mutable(*found);
     // A queued workload keeps its uid (the queue orders by it); a new one

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/common/check.h"
+
 namespace kq {
 
 // std::vector's interface in 8 bytes: one pointer to a block that holds the
@@ -42,14 +44,12 @@ class CompactVector {
   }
   explicit CompactVector(size_type count) { resize(count); }
   CompactVector(size_type count, const T& value) { resize(count, value); }
-  template <typename It, typename = typename std::iterator_traits<
-                             It>::iterator_category>
+  template <typename It,
+            typename = typename std::iterator_traits<It>::iterator_category>
   CompactVector(It first, It last) {
     assign(first, last);
   }
-  // Implicit, as the std::vector it stands for is built from one.
-  CompactVector(const std::vector<T>& values)  // NOLINT
-  {
+  explicit CompactVector(const std::vector<T>& values) {
     assign(values.begin(), values.end());
   }
   CompactVector(const CompactVector& other) {
@@ -59,22 +59,21 @@ class CompactVector {
       : block_(std::exchange(other.block_, nullptr)) {}
   ~CompactVector() { Free(); }
 
+  // Copy and swap: `other` may live inside one of this vector's elements.
   CompactVector& operator=(const CompactVector& other) {
-    if (this != &other) assign(other.begin(), other.end());
+    if (this != &other) CompactVector(other).swap(*this);
     return *this;
   }
   CompactVector& operator=(CompactVector&& other) noexcept {
-    if (this != &other) {
-      Free();
-      block_ = std::exchange(other.block_, nullptr);
-    }
+    if (this != &other) CompactVector(std::move(other)).swap(*this);
     return *this;
   }
   CompactVector& operator=(std::initializer_list<T> values) {
-    assign(values.begin(), values.end());
+    CompactVector(values).swap(*this);
     return *this;
   }
 
+  // The range must not be this vector's own.
   template <typename It>
   void assign(It first, It last) {
     clear();
@@ -171,8 +170,8 @@ class CompactVector {
   iterator insert(const_iterator pos, T&& value) {
     return emplace(pos, std::move(value));
   }
-  template <typename It, typename = typename std::iterator_traits<
-                             It>::iterator_category>
+  template <typename It,
+            typename = typename std::iterator_traits<It>::iterator_category>
   iterator insert(const_iterator pos, It first, It last) {
     const size_type at = static_cast<size_type>(pos - begin());
     const size_type before = size();
@@ -203,8 +202,11 @@ class CompactVector {
   }
   void resize(size_type count, const T& value) {
     while (size() > count) pop_back();
+    if (count <= size()) return;
+    // A copy first: `value` may be one of the elements that reserve moves.
+    const T copy(value);
     reserve(count);
-    while (size() < count) emplace_back(value);
+    while (size() < count) emplace_back(copy);
   }
   void swap(CompactVector& other) noexcept { std::swap(block_, other.block_); }
 
@@ -226,19 +228,23 @@ class CompactVector {
   static constexpr size_t kElementsOffset =
       (sizeof(Block) + alignof(T) - 1) / alignof(T) * alignof(T);
 
+  // The elements' storage, as std::vector's allocator hands it out: the
+  // elements are made there with placement new.
   static T* Elements(Block* block) {
-    return std::launder(reinterpret_cast<T*>(reinterpret_cast<char*>(block) +
-                                             kElementsOffset));
+    return reinterpret_cast<T*>(reinterpret_cast<char*>(block) +
+                                kElementsOffset);
   }
   static const T* Elements(const Block* block) {
-    return std::launder(reinterpret_cast<const T*>(
-        reinterpret_cast<const char*>(block) + kElementsOffset));
+    return reinterpret_cast<const T*>(reinterpret_cast<const char*>(block) +
+                                      kElementsOffset);
   }
   size_type NextCapacity() const {
     const size_type now = capacity();
     return now == 0 ? 1 : 2 * now;
   }
   static Block* Allocate(size_type capacity) {
+    KQ_CHECK(capacity <= UINT32_MAX)
+        << "a CompactVector of " << capacity << " elements";
     void* raw = ::operator new(kElementsOffset + capacity * sizeof(T));
     return ::new (raw) Block{0, static_cast<uint32_t>(capacity)};
   }

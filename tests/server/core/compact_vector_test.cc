@@ -49,6 +49,13 @@ TEST(CompactVectorTest, PushingOneOfItsOwnElementsWhileGrowing) {
   for (const std::string& s : v) EXPECT_EQ(s, Text(0));
 }
 
+TEST(CompactVectorTest, ResizingWithOneOfItsOwnElementsWhileGrowing) {
+  CompactVector<std::string> v = {Text(1)};
+  v.resize(20, v.front());
+  ASSERT_EQ(v.size(), 20u);
+  for (const std::string& s : v) EXPECT_EQ(s, Text(1));
+}
+
 TEST(CompactVectorTest, CopiesAreDeepMovesLeaveEmpty) {
   CompactVector<std::string> a = {Text(1), Text(2)};
   CompactVector<std::string> b = a;
@@ -70,7 +77,7 @@ TEST(CompactVectorTest, CopiesAreDeepMovesLeaveEmpty) {
 
 TEST(CompactVectorTest, ComparesWithAndBuildsFromStdVector) {
   const std::vector<std::string> want = {Text(1), Text(2), Text(3)};
-  CompactVector<std::string> v = want;
+  CompactVector<std::string> v(want);
   EXPECT_TRUE(v == want);
   v.pop_back();
   EXPECT_FALSE(v == want);

@@ -2313,7 +2313,7 @@ class SearchTest : public ::testing::TestWithParam<SearchCase> {};
 TEST_P(SearchTest, Search) {
   const SearchCase& tc = GetParam();
   PodSetReducer<int32_t> reducer(
-      tc.pod_sets,
+      CompactVector<PodSet>(tc.pod_sets),
       [&](const std::vector<int32_t>& counts) -> std::optional<int32_t> {
         int32_t total = 0;
         for (int32_t c : counts) total += c;
