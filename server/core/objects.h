@@ -520,9 +520,10 @@ struct WorkloadKeyLess {
 
 // Workloads in key order, each its own key. kqd holds every pending
 // workload, and a std::map keyed by NamespacedName kept both names twice:
-// its node (32 + 64 + 288 bytes) took a 384-byte block where this one's
-// (32 + 288) takes a 320-byte one. An element's name must not change while
-// it is held; the rest of it may (see AdmissionState's Mutable).
+// with its two names (64 bytes) its node took a size class more than this
+// one's (32 + a Workload, 256 bytes: sizes_test.cc). An element's name must
+// not change while it is held; the rest of it may (see AdmissionState's
+// Mutable).
 using WorkloadSet = std::set<Workload, WorkloadKeyLess>;
 
 // How errors name objects: `ClusterQueue "cq"`, `LocalQueue "ns/lq"`,
