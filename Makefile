@@ -12,8 +12,9 @@ DATA_DIR ?= ./data
 
 all: build
 
+# test and bench also install Slurm, which bench/slurm/compare.sh runs.
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh $(DEPS_FLAGS)
 
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
@@ -25,15 +26,19 @@ run: build
 	@echo "kqd on $(LISTEN), data in $(DATA_DIR); the CLI is $(BUILD_DIR)/bin/kq"
 	@$(BUILD_DIR)/bin/kqd --listen=$(LISTEN) --data-dir=$(DATA_DIR)
 
+test: DEPS_FLAGS = --with-slurm
 test: build
 	@bash scripts/check-format.sh
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
-# Builds kq-bench (and kqd) and runs every benchmark: tables on stdout,
-# appended to bench/RESULTS.md. About 12 minutes on 2 cores.
+# Builds kq-bench, kqd and kq and runs every benchmark, the Slurm comparison
+# last: tables on stdout, appended to bench/RESULTS.md. About 10 minutes on
+# 2 cores.
+bench: DEPS_FLAGS = --with-slurm
 bench: configure
-	@cmake --build $(BUILD_DIR) -j $(JOBS) --target kq-bench
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target kq-bench kqd kq
 	@$(BUILD_DIR)/bin/kq-bench all
+	@bash -o pipefail -c 'bash bench/slurm/compare.sh --build-dir $(BUILD_DIR) | tee -a bench/RESULTS.md'
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

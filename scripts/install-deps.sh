@@ -2,7 +2,19 @@
 # Installs every Debian 12 package that kq needs to build, test and run.
 # Idempotent: packages already present are left alone, so `make run` and
 # `make test` call it every time at almost no cost.
+#
+# Usage: scripts/install-deps.sh [--with-slurm]
+#   --with-slurm  also Slurm and munge, which bench/slurm/compare.sh runs
+#                 beside kq (`make bench`, and its smoke in `make test`).
 set -euo pipefail
+
+WITH_SLURM=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-slurm) WITH_SLURM=1 ;;
+    *) echo "install-deps: unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
@@ -23,6 +35,10 @@ PACKAGES=(
 # kubernetes-client provides it where no newer kubectl is installed.
 if ! command -v kubectl >/dev/null 2>&1; then
   PACKAGES+=(kubernetes-client)
+fi
+
+if [ "$WITH_SLURM" = 1 ]; then
+  PACKAGES+=(slurm-wlm munge)
 fi
 
 missing=()

@@ -9,7 +9,7 @@
 #      slurmd launching `true` vs one `kq-bench runner` process launching
 #      `true` for each admitted workload and reporting Finish.
 #
-# Slurm: Debian's slurm-wlm and munge (installed with apt-get when missing),
+# Slurm: Debian's slurm-wlm and munge (scripts/install-deps.sh --with-slurm),
 # one node "kqnode" on 127.0.0.1 with 64 CPUs (config_overrides), cons_tres,
 # accounting off, everything under a temporary directory. kq: a fresh kqd
 # with one ClusterQueue of 64 cpu. Jobs and workloads are submitted held
@@ -18,8 +18,9 @@
 #
 # Usage: bench/slurm/compare.sh [--jobs N] [--build-dir DIR] [--keep]
 # Prints a dated Markdown section shaped like kq-bench's (progress goes to
-# stderr): `bench/slurm/compare.sh | tee -a bench/RESULTS.md`. Needs root (slurmd, munged, apt-get). Stops
-# every process it started (by pid) and removes its directory on exit.
+# stderr); `make bench` appends it to bench/RESULTS.md. Needs root (slurmd,
+# munged, apt-get). Stops every process it started (by pid) and removes its
+# directory on exit.
 set -euo pipefail
 
 JOBS=2000
@@ -41,10 +42,7 @@ for b in "$KQ" "$KQD" "$BENCH"; do
   [ -x "$b" ] || { echo "missing $b: build kq, kqd and kq-bench first" >&2; exit 1; }
 done
 
-if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-  echo "installing slurm-wlm and munge..." >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >&2
-fi
+bash "$ROOT/scripts/install-deps.sh" --with-slurm >&2
 
 T="$(mktemp -d /tmp/kq-slurm-XXXXXX)"
 PIDS=()
