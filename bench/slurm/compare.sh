@@ -35,6 +35,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
+# Absolute: the jobs run from a directory of their own.
+BUILD_DIR="$(cd "$BUILD_DIR" && pwd)"
 KQ="$BUILD_DIR/bin/kq"
 KQD="$BUILD_DIR/bin/kqd"
 BENCH="$BUILD_DIR/bin/kq-bench"
