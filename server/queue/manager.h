@@ -40,7 +40,8 @@ struct QueueKey {
   // the nanosecond, a Go time.Time's resolution), then UID; the workload
   // key makes the order total.
   friend bool operator<(const QueueKey& a, const QueueKey& b);
-  friend bool operator==(const QueueKey&, const QueueKey&) = default;
+  // No operator==: a defaulted one would also compare `object` and the exact
+  // absl::Time, and so disagree with the order above.
 };
 
 // Builds the queue key of a pending workload. The timestamp is Kueue's
