@@ -52,16 +52,8 @@ T ParseTextProto(const std::string& text) {
   return message;
 }
 
-// The CI checkout has shared/ beside the repository; developer machines
-// have /work/shared.
-fs::path ExamplesDir() {
-  for (const fs::path& dir :
-       {fs::path(KQ_SOURCE_DIR) / ".." / "shared" / "examples",
-        fs::path("/work/shared/examples")}) {
-    if (fs::is_directory(dir)) return dir;
-  }
-  return {};
-}
+// Found by tests/CMakeLists.txt.
+fs::path ExamplesDir() { return fs::path(KQ_EXAMPLES_DIR); }
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);

@@ -31,13 +31,14 @@ using ::testing::HasSubstr;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
+  EXPECT_TRUE(in.is_open()) << "cannot read " << path;
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
 std::string SeedPath(const std::string& file) {
-  return std::string(KQ_SOURCE_DIR) + "/../shared/examples/seed/" + file;
+  return std::string(KQ_EXAMPLES_DIR) + "/seed/" + file;
 }
 
 // The seed's configuration, with `namespaceSelector: {}` added so the
@@ -814,8 +815,8 @@ TEST_F(KqdTest, ReclaimablePodsFreeQuotaForPendingWorkloads) {
 v1::ApplyRequest ProvisioningConfig() {
   v1::ApplyRequest request;
   for (const std::string& path :
-       {std::string(KQ_SOURCE_DIR) +
-            "/../shared/examples/kueue/provisioning/provisioning-setup.yaml",
+       {std::string(KQ_EXAMPLES_DIR) +
+            "/kueue/provisioning/provisioning-setup.yaml",
         SeedPath("admission-check.yaml")}) {
     auto docs = manifest::ParseManifests(ReadFile(path));
     EXPECT_TRUE(docs.ok()) << docs.status();

@@ -54,6 +54,7 @@ constexpr char kClass[] = "check-capacity.autoscaling.x-k8s.io";
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
+  EXPECT_TRUE(in.is_open()) << "cannot read " << path;
   return std::string((std::istreambuf_iterator<char>(in)),
                      std::istreambuf_iterator<char>());
 }
@@ -75,9 +76,8 @@ class ProvisioningControllerTest : public ::testing::Test {
     kqd_ = std::make_unique<::kq::testing::KqdProcess>(kqd_dir_.path());
     ASSERT_TRUE(kqd_->Start().ok());
     kq_ = client::NewGrpcClient(KqOptions(kqd_->target()));
-    ApplyYaml(ReadFile(std::string(KQ_SOURCE_DIR) +
-                       "/../shared/examples/kueue/provisioning/"
-                       "provisioning-setup.yaml"));
+    ApplyYaml(ReadFile(std::string(KQ_EXAMPLES_DIR) +
+                       "/kueue/provisioning/provisioning-setup.yaml"));
   }
 
   void TearDown() override {
