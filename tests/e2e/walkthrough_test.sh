@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The README walkthrough, for real: kqd on a loopback port, the kq binary,
-# the seed manifests and Kueue's own examples. Usage:
-#   walkthrough_test.sh BIN_DIR EXAMPLES_DIR
+# the seed manifests and the Kueue-shaped examples in the tree, plus Kueue's
+# own examples when a copy is given. Usage:
+#   walkthrough_test.sh BIN_DIR EXAMPLES_DIR [KUEUE_EXAMPLES_DIR]
 set -euo pipefail
 BIN=$1
 EXAMPLES=$2
+KUEUE_EXAMPLES=${3:-}
 WORK=$(mktemp -d)
 KQD_PID=""
 cleanup() {
@@ -127,8 +129,8 @@ start_kqd
 kq get workloads -n team-ml >"$WORK/after.out"
 check "restart keeps workloads" grep -q "job-llm-finetune-0919" "$WORK/after.out"
 
-# 7. Every Kueue documentation example applies, or refuses only the kinds
-#    kq does not support yet, naming them.
+# 7. Every Kueue-shaped example (and each of Kueue's own, when given)
+#    applies, or refuses only the kinds kq does not support yet, naming them.
 while IFS= read -r f; do
   if kq apply -f "$f" >"$WORK/ex.out" 2>&1; then
     passed=$((passed + 1))
@@ -137,7 +139,7 @@ while IFS= read -r f; do
   else
     failed=$((failed + 1)); echo "FAIL: $f"; sed 's/^/    /' "$WORK/ex.out"
   fi
-done < <(find "$EXAMPLES/kueue" -name '*.yaml' | sort)
+done < <(find "$EXAMPLES/kueue" ${KUEUE_EXAMPLES:+"$KUEUE_EXAMPLES"} -name '*.yaml' | sort)
 
 # 7b. Kueue's provisioning example: its ProvisioningRequestConfig is stored
 #     and its AdmissionCheck active; the seed's check names a config the seed
