@@ -26,6 +26,8 @@ PACKAGES=(
   clang-format
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
   libjemalloc-dev
+  # systemd-analyze verifies deploy/systemd's units (tests/deploy).
+  systemd
   # The static archives the kq CLI links (cmake/link-static.sh) beyond the
   # ones above: gRPC's own dependencies.
   libc-ares-dev libre2-dev zlib1g-dev
@@ -49,13 +51,35 @@ for pkg in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+updated=0
+apt_update() {
+  if [ "$updated" = 0 ]; then $SUDO apt-get update -qq; updated=1; fi
+}
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  apt_update
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Where the machine's kubectl is not Debian's (a newer one, as on the
+# project's images), Debian 12's is unpacked beside it, not installed over
+# it: tests/deploy builds deploy/ with both, since a fresh Debian 12 machine
+# gets kubectl 1.20 and its kustomize v2 from this script.
+DEBIAN_KUBECTL_DIR=/usr/local/lib/kq/kubernetes-client
+if ! dpkg-query -W -f='${Status}' kubernetes-client 2>/dev/null |
+    grep -q "install ok installed" &&
+    [ ! -x "$DEBIAN_KUBECTL_DIR/usr/bin/kubectl" ]; then
+  echo "install-deps: unpacking Debian's kubernetes-client into $DEBIAN_KUBECTL_DIR"
+  apt_update
+  work=$(mktemp -d)
+  # apt downloads as the _apt user where it can.
+  chown _apt "$work" 2>/dev/null || chmod 777 "$work"
+  (cd "$work" && $SUDO apt-get download -qq kubernetes-client)
+  $SUDO mkdir -p "$DEBIAN_KUBECTL_DIR"
+  $SUDO dpkg-deb -x "$work"/kubernetes-client_*.deb "$DEBIAN_KUBECTL_DIR"
+  rm -rf "$work"
+fi

@@ -12,22 +12,30 @@ Environment (set by tests/deploy/CMakeLists.txt):
   KQD           the built kqd
   KQ_K8S_SHIM   the built kq-k8s-shim (unset until it exists: its checks skip)
   KQ_VERSION    the project version (the image tag the manifests use)
+  KQ_DEBIAN_KUBECTL  Debian 12's kubectl (kustomize v2), when kubectl on
+                the PATH is another one: deploy/ is built with both
 
 Run one group with e.g. `deploy_test.py KubernetesTest`.
 """
 
 import base64
+import json
 import os
 import re
 import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+from child_process import die_with_parent  # noqa: E402
 
 DEPLOY = os.environ["DEPLOY_DIR"]
 KQD = os.environ["KQD"]
@@ -129,7 +137,11 @@ class Kustomization:
     def __init__(self, directory):
         with open(os.path.join(directory, "kustomization.yaml")) as f:
             self.doc = yaml.safe_load(f)
-        self.resources = self.doc.get("resources", [])
+        # kustomize v2 takes a directory only under `bases`.
+        self.resources = (self.doc.get("bases", []) +
+                          self.doc.get("resources", []))
+        self.patch_files = {p["path"]
+                            for p in self.doc.get("patchesJson6902", [])}
         self.generated = {}
         for gen in self.doc.get("configMapGenerator", []):
             files = {}
@@ -142,6 +154,10 @@ class Kustomization:
         return {name for files in self.generated.values()
                 for name in files.values()}
 
+    def listed_files(self):
+        """Files the kustomization reads that are not resources."""
+        return self.generator_files() | self.patch_files
+
 
 class Manifests:
     """deploy/kubernetes's objects, looked up by kind and name."""
@@ -149,10 +165,10 @@ class Manifests:
     def __init__(self, directory):
         self.directory = directory
         self.kustomization = Kustomization(directory)
-        generator_files = self.kustomization.generator_files()
+        listed = self.kustomization.listed_files()
         self.docs = [doc for name, doc in load_documents(directory)
-                     if kind_key(doc) != KUSTOMIZATION and
-                     name not in generator_files]
+                     if name not in listed and
+                     kind_key(doc) != KUSTOMIZATION]
 
     def all(self, kind):
         return [d for d in self.docs if d["kind"] == kind]
@@ -188,16 +204,42 @@ def selects(selector, labels):
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-def kubectl():
-    return shutil.which("kubectl")
+def kubectls():
+    """Every kubectl deploy/ must build with: the one on the PATH (a current
+    one where the machine has it) and Debian 12's kubernetes-client (kubectl
+    1.20 with kustomize v2), without repeats."""
+    found = []
+    for path in (shutil.which("kubectl"), os.environ.get("KQ_DEBIAN_KUBECTL")):
+        if path and os.access(path, os.X_OK):
+            real = os.path.realpath(path)
+            if real not in [os.path.realpath(p) for p in found]:
+                found.append(path)
+    return found
 
 
-def kustomize(directory):
-    out = subprocess.run([kubectl(), "kustomize", directory],
+def kustomize(directory, kubectl):
+    out = subprocess.run([kubectl, "kustomize", directory],
                          capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
-        raise AssertionError(f"kubectl kustomize {directory}:\n{out.stderr}")
+        raise AssertionError(
+            f"{kubectl} kustomize {directory}:\n{out.stderr}")
     return [d for d in yaml.safe_load_all(out.stdout) if d is not None]
+
+
+def each_kubectl(test):
+    """Runs test(self, kubectl) as a subtest for every kubectl; with none the
+    test fails (scripts/install-deps.sh installs one)."""
+
+    def run(self):
+        found = kubectls()
+        self.assertTrue(found, "no kubectl: run scripts/install-deps.sh")
+        for path in found:
+            with self.subTest(kubectl=path):
+                test(self, path)
+
+    run.__name__ = test.__name__
+    run.__doc__ = test.__doc__
+    return run
 
 
 class KqdProcess:
@@ -219,7 +261,7 @@ class KqdProcess:
             argv.append(arg)
         argv.append(f"--port-file={self.port_file}")
         self.argv = argv
-        self.proc = subprocess.Popen(argv, stdout=self.log,
+        self.proc = subprocess.Popen(die_with_parent(argv), stdout=self.log,
                                      stderr=subprocess.STDOUT)
 
     def wait_port(self, timeout=30):
@@ -287,11 +329,20 @@ class KubernetesTest(unittest.TestCase):
 
     def test_every_document_is_a_known_kind(self):
         for directory in KUBE_DIRS:
-            generator_files = Kustomization(directory).generator_files()
+            k = Kustomization(directory)
+            generator_files = k.generator_files()
             for name, doc in load_documents(directory):
                 with self.subTest(file=os.path.relpath(
                     os.path.join(directory, name), DEPLOY)):
                     self.assertTrue(name.endswith(".yaml"), "use .yaml")
+                    if name in k.patch_files:
+                        # A JSON patch: a list of operations.
+                        self.assertIsInstance(doc, list)
+                        for op in doc:
+                            self.assertIn(op["op"],
+                                          ("add", "remove", "replace"))
+                            self.assertTrue(op["path"].startswith("/"))
+                        continue
                     self.assertIn("apiVersion", doc)
                     self.assertIn("kind", doc)
                     key = kind_key(doc)
@@ -320,7 +371,7 @@ class KubernetesTest(unittest.TestCase):
                 resources = k.resources
                 self.assertEqual(len(resources), len(set(resources)),
                                  "duplicates")
-                listed = k.generator_files()
+                listed = k.listed_files()
                 self.assertFalse(listed & set(resources))
                 for name in listed:
                     self.assertTrue(
@@ -336,9 +387,9 @@ class KubernetesTest(unittest.TestCase):
                            n != "kustomization.yaml"}
                 self.assertEqual(on_disk, listed)
 
-    @unittest.skipUnless(kubectl(), "kubectl not installed")
-    def test_kustomize_builds_exactly_the_files(self):
-        built = kustomize(KUBE_DIRS[0])
+    @each_kubectl
+    def test_kustomize_builds_exactly_the_files(self, kubectl):
+        built = kustomize(KUBE_DIRS[0], kubectl)
         generated = self.m.kustomization.generated
         want = [(d["kind"], d["metadata"]["name"]) for d in self.m.docs]
         want += [("ConfigMap", name) for name in generated]
@@ -367,9 +418,9 @@ class KubernetesTest(unittest.TestCase):
                 with self.subTest(image_of=d["metadata"]["name"]):
                     self.assertEqual(c["image"], f"kq:{VERSION}")
 
-    @unittest.skipUnless(kubectl(), "kubectl not installed")
-    def test_cert_manager_overlay_wires_certificate_to_webhook(self):
-        built = kustomize(KUBE_DIRS[1])
+    @each_kubectl
+    def test_cert_manager_overlay_wires_certificate_to_webhook(self, kubectl):
+        built = kustomize(KUBE_DIRS[1], kubectl)
         by_kind = {}
         for d in built:
             by_kind.setdefault(d["kind"], []).append(d)
@@ -602,9 +653,9 @@ class KubernetesTest(unittest.TestCase):
             self.assertNotRegex(output, r"Z (warn|warning|error|critical) ")
             self.assertTrue(os.path.exists(os.path.join(tmp, "data", "kq.db")))
             self.assertEqual(code, 0, output)
-            if response is None:
-                self.skipTest(
-                    "python3-grpcio missing: health service not called")
+            self.assertIsNotNone(
+                response, "python3-grpcio missing (scripts/install-deps.sh): "
+                "health service not called")
             self.assertEqual(response, HEALTH_SERVING)
 
     def test_webhook_cert_script_makes_a_working_overlay(self):
@@ -629,11 +680,15 @@ class KubernetesTest(unittest.TestCase):
             for key in ("ca.key", "tls.key"):
                 mode = os.stat(os.path.join(out, key)).st_mode
                 self.assertEqual(mode & 0o077, 0, f"{key} readable by others")
-            if not kubectl():
-                return
-            built = kustomize(out)
             with open(os.path.join(out, "ca.crt"), "rb") as f:
                 ca = f.read()
+            found = kubectls()
+            self.assertTrue(found, "no kubectl: run scripts/install-deps.sh")
+            for kubectl in found:
+                with self.subTest(kubectl=kubectl):
+                    self.check_webhook_overlay(kustomize(out, kubectl), ca)
+
+    def check_webhook_overlay(self, built, ca):
         (hook,) = [d for d in built
                    if d["kind"] == "MutatingWebhookConfiguration"]
         ca_bundle = hook["webhooks"][0]["clientConfig"]["caBundle"]
@@ -647,6 +702,27 @@ class KubernetesTest(unittest.TestCase):
                    for v in shim["spec"]["template"]["spec"]["volumes"]
                    if "secret" in v]
         self.assertEqual(mounted, [secret["metadata"]["name"]])
+
+    def test_every_kubectl_builds_the_same_objects(self):
+        """Debian 12's kustomize v2 and a current one make the same objects,
+        but for the generated names' content hashes, which their versions
+        compute differently."""
+        debian = os.environ.get("KQ_DEBIAN_KUBECTL", "")
+        self.assertTrue(os.access(debian, os.X_OK),
+                        f"Debian's kubectl not found ('{debian}'): run "
+                        "scripts/install-deps.sh")
+        found = kubectls()
+
+        def normalized(built):
+            text = [json.dumps(d, sort_keys=True) for d in built]
+            return sorted(re.sub(r'"(kqd-config)-[a-z0-9]{10}"', r'"\1-HASH"',
+                                 t) for t in text)
+
+        for directory in KUBE_DIRS:
+            with self.subTest(directory=os.path.relpath(directory, DEPLOY)):
+                builds = [normalized(kustomize(directory, k)) for k in found]
+                for other in builds[1:]:
+                    self.assertEqual(other, builds[0])
 
 
 def read_unit(path):
@@ -766,9 +842,10 @@ class SystemdTest(unittest.TestCase):
             with self.subTest(arg=arg):
                 self.assertIn(arg.split("=", 1)[0], flags)
 
-    @unittest.skipUnless(shutil.which("systemd-analyze"),
-                         "systemd-analyze not installed")
     def test_systemd_analyze_verify_is_silent(self):
+        self.assertTrue(shutil.which("systemd-analyze"),
+                        "systemd-analyze not installed: run "
+                        "scripts/install-deps.sh (package systemd)")
         # verify also checks that ExecStart is executable: point it at the
         # built binaries (kq stands in for a shim not built yet). It exits 0 on
         # unknown keys and bad values, so any output is a failure.
