@@ -2169,6 +2169,32 @@ def openapi_v3_gv(gv_path):
     return None
 
 
+def _pb_bytes(field, data):
+    """One length-delimited protobuf field (wire type 2)."""
+    out = bytearray()
+    for n in ((field << 3) | 2, len(data)):
+        while True:
+            byte = n & 0x7F
+            n >>= 7
+            out.append(byte | (0x80 if n else 0))
+            if not n:
+                break
+    return bytes(out) + data
+
+
+def openapi_v2_document():
+    """The OpenAPI v2 document as protobuf (gnostic's openapi_v2.Document:
+    swagger = 1, info = 2 with title = 1 and version = 2).
+
+    kubectl before 1.25 (Debian 12's is 1.20) validates objects on the client
+    with it before every create or apply. It has no definitions: kubectl then
+    finds no schema for any kind and skips its validation, as for a CRD
+    without one; the server's own checks still apply.
+    """
+    info = _pb_bytes(1, b"Kubernetes") + _pb_bytes(2, b"v1.32.4")
+    return _pb_bytes(1, b"2.0") + _pb_bytes(2, info)
+
+
 def openapi_v3_index():
     out = {}
     for (group, version) in GROUP_VERSIONS:
@@ -2335,9 +2361,20 @@ def make_handler(fx):
                         404, "NotFound", "the server could not find the "
                         "requested resource", {})
                 return self._send_json(200, doc)
+            if path == "/openapi/v2":
+                data = openapi_v2_document()
+                self.send_response(200)
+                # As kube-openapi answers the protobuf form: Go's mime
+                # parser refuses the "@" of the type the client asks for.
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                return None
             if path.startswith("/openapi/"):
                 # kubectl 1.32 needs only the v3 documents (for its
-                # fieldValidation support check); v2 stays absent.
+                # fieldValidation support check), kubectl 1.20 only v2.
                 raise ApiError(
                     404, "NotFound", "the server could not find the "
                     "requested resource", {})

@@ -22,6 +22,10 @@ import time
 import unittest
 import urllib.parse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+from child_process import die_with_parent  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "fake_apiserver.py")
 TOKEN = "kq-test-token"
@@ -32,9 +36,9 @@ class Fixture:
 
     def __init__(self, *extra):
         self.dir = tempfile.mkdtemp(prefix="kq-k8s-fixture-")
-        self.proc = subprocess.Popen([
+        self.proc = subprocess.Popen(die_with_parent([
             sys.executable, FIXTURE, "--dir", self.dir, "--port", "0", *extra
-        ],
+        ]),
                                      stdout=subprocess.PIPE,
                                      stderr=sys.stderr,
                                      text=True)

@@ -34,6 +34,10 @@ import traceback
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "testing"))
+from child_process import die_with_parent  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 
@@ -195,7 +199,7 @@ class Proc:
         self.log_path = log_path
         self.log_file = open(log_path, "ab")
         self.popen = subprocess.Popen(
-            argv,
+            die_with_parent(argv),
             stdout=stdout if stdout is not None else self.log_file,
             stderr=self.log_file,
             stdin=subprocess.DEVNULL,
@@ -1222,11 +1226,18 @@ def set_request_condition(env, ns, name, ctype, message):
             }]
         }
     }
-    out = env.kubectl("patch", "provisioningrequest", name, "-n", ns,
-                      "--subresource=status", "--type=merge", "-p",
-                      json.dumps(patch)).stdout.strip()
+    # A PUT of the status subresource: `kubectl patch --subresource` needs
+    # kubectl 1.24, and Debian 12's is 1.20.
+    request = env.kubectl_json("get", "provisioningrequest", name, "-n", ns)
+    request["status"] = patch["status"]
+    out = env.kubectl(
+        "replace", "--raw",
+        f"/apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/provisioningrequests/"
+        f"{name}/status", "-f", "-",
+        input=json.dumps(request)).stdout
+    stored = json.loads(out).get("status", {}).get("conditions", [])
     env.expect(
-        out == f"provisioningrequest.autoscaling.x-k8s.io/{name} patched",
+        any(c["type"] == ctype and c["status"] == "True" for c in stored),
         f"ProvisioningRequest {name}: {ctype}=True", out)
 
 
@@ -1782,14 +1793,10 @@ def main():
     p.add_argument("--examples", default="")
     ARGS = p.parse_args()
     if not ARGS.kubectl or not os.access(ARGS.kubectl, os.X_OK):
-        print("SKIP: kubectl not found")
-        return 77
+        print("FAIL: kubectl not found (scripts/install-deps.sh installs it)")
+        return 1
     if not ARGS.examples:
-        for d in (os.path.join(SOURCE_DIR,
-                               "examples"), "/work/shared/examples"):
-            if os.path.isdir(os.path.join(d, "seed")):
-                ARGS.examples = d
-                break
+        ARGS.examples = os.path.join(SOURCE_DIR, "examples")
     if not ARGS.seed:
         ARGS.seed = os.path.join(ARGS.examples, "seed")
     ARGS.kqd = os.path.join(ARGS.bin, "kqd")
