@@ -87,9 +87,11 @@ else
   dd if=/dev/urandom of="$T/munge/munge.key" bs=1024 count=1 status=none
 fi
 chmod 400 "$T/munge/munge.key"
+# Nothing here depends on the machine's name resolving (a fresh chroot's
+# does not): munged's origin is the loopback address, not the host name's.
 munged --force --key-file="$T/munge/munge.key" --socket="$T/munge/munge.sock" \
   --pid-file="$T/munge/munged.pid" --log-file="$T/munge/munged.log" \
-  --seed-file="$T/munge/munged.seed"
+  --seed-file="$T/munge/munged.seed" --origin=127.0.0.1
 wait_for "munged" 10 test -s "$T/munge/munged.pid"
 PIDS+=("$(cat "$T/munge/munged.pid")")
 
@@ -128,6 +130,12 @@ MinJobAge=2
 NodeName=kqnode NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=64 RealMemory=16000 State=UNKNOWN
 PartitionName=bench Nodes=kqnode Default=YES MaxTime=INFINITE State=UP
 EOF
+# slurmd 22.05 loads a cgroup plugin even when no other plugin uses one, and
+# by default detects the cgroup version from /sys/fs/cgroup, which a chroot
+# or a container may not have mounted: it then refuses to start. Naming the
+# v1 plugin skips the detection; with proctrack/linuxproc and task/none
+# nothing ever creates a cgroup.
+echo "CgroupPlugin=cgroup/v1" >"$T/cgroup.conf"
 export SLURM_CONF="$T/slurm.conf"
 slurmctld -c -D -f "$SLURM_CONF" >"$T/slurmctld.out" 2>&1 &
 PIDS+=("$!")
