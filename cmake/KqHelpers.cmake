@@ -20,6 +20,34 @@ function(kq_cc_library)
   add_library(kq::${KQ_NAME} ALIAS kq_${KQ_NAME})
 endfunction()
 
+# Every test runs under kq-test-reaper (tests/testing/reaper.cc), so that no
+# process a test starts outlives it, even when ctest kills the test on a
+# timeout.
+set(KQ_TEST_REAPER ${PROJECT_BINARY_DIR}/bin/kq-test-reaper)
+
+# kq_add_test(NAME n COMMAND cmd args...) -> add_test under kq-test-reaper.
+# A COMMAND that names an executable target runs that target's file, as
+# add_test would.
+function(kq_add_test)
+  cmake_parse_arguments(KQ "" "NAME" "COMMAND" ${ARGN})
+  list(GET KQ_COMMAND 0 _kq_program)
+  if(TARGET ${_kq_program})
+    list(REMOVE_AT KQ_COMMAND 0)
+    list(PREPEND KQ_COMMAND $<TARGET_FILE:${_kq_program}>)
+  endif()
+  add_test(NAME ${KQ_NAME} COMMAND ${KQ_TEST_REAPER} ${KQ_COMMAND}
+           ${KQ_UNPARSED_ARGUMENTS})
+endfunction()
+
+# kq_discover_tests(target ...) -> gtest_discover_tests(target ...), each
+# case (and the listing of cases) run under kq-test-reaper.
+function(kq_discover_tests target)
+  set_target_properties(${target} PROPERTIES
+                        CROSSCOMPILING_EMULATOR ${KQ_TEST_REAPER})
+  add_dependencies(${target} kq-test-reaper)
+  gtest_discover_tests(${target} ${ARGN})
+endfunction()
+
 # kq_cc_test(NAME n SRCS ... DEPS ...) -> one GoogleTest binary registered
 # with ctest case by case.
 function(kq_cc_test)
@@ -32,7 +60,7 @@ function(kq_cc_test)
   # compile optimizing the one large function that builds its table
   # (flavor_assigner_test.cc: 131 s at -O2, 47 s at -O0).
   target_compile_options(${KQ_NAME} PRIVATE ${KQ_WARNINGS} -O0)
-  gtest_discover_tests(${KQ_NAME} DISCOVERY_TIMEOUT 60
+  kq_discover_tests(${KQ_NAME} DISCOVERY_TIMEOUT 60
                        PROPERTIES ENVIRONMENT "KQ_BUILD_DIR=${PROJECT_BINARY_DIR}")
 endfunction()
 

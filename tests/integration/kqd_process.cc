@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "server/common/binary.h"
+#include "tests/testing/child_process.h"
 
 namespace kq::testing {
 
@@ -37,9 +38,11 @@ KqdProcess::~KqdProcess() {
 absl::Status KqdProcess::Start(const std::vector<std::string>& extra_args) {
   const std::string port_file = data_dir_ + "/port";
   std::filesystem::remove(port_file);
+  const ForkingParent parent = ThisParent();
   pid_ = fork();
   if (pid_ < 0) return absl::InternalError("fork failed");
   if (pid_ == 0) {
+    DieWithParent(parent);
     std::string data_flag = "--data-dir=" + data_dir_;
     std::string port_flag = "--port-file=" + port_file;
     std::vector<std::string> args = {KQD_PATH, data_flag, port_flag,

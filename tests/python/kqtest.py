@@ -10,11 +10,16 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 
 import kq
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "testing"))
+from child_process import die_with_parent  # noqa: E402
 
 KQD = os.environ.get("KQD", "")
 LAUNCHER_EXAMPLE = os.environ.get("KQ_LAUNCHER_EXAMPLE", "")
@@ -58,9 +63,11 @@ class Kqd:
             os.remove(port_file)
         self._log = open(os.path.join(self.dir, "kqd.log"), "ab")
         self.proc = subprocess.Popen(
-            [KQD, f"--listen=127.0.0.1:{port}", f"--port-file={port_file}",
-             f"--data-dir={self.dir}",
-             f"--eviction-grace={self.eviction_grace}", "--log-level=warn"],
+            die_with_parent(
+                [KQD, f"--listen=127.0.0.1:{port}", f"--port-file={port_file}",
+                 f"--data-dir={self.dir}",
+                 f"--eviction-grace={self.eviction_grace}",
+                 "--log-level=warn"]),
             stdout=self._log, stderr=subprocess.STDOUT)
 
         def chosen_port():

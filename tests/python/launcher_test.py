@@ -13,8 +13,8 @@ import unittest
 import grpc
 
 import kq
-from kqtest import (DEADLINE, LAUNCHER_EXAMPLE, Background, Kqd, eventually,
-                    quantity)
+from kqtest import (DEADLINE, LAUNCHER_EXAMPLE, Background, Kqd,
+                    die_with_parent, eventually, quantity)
 
 NS = "team"
 # Quota for exactly one workload of 4 cpu; a higher priority preempts.
@@ -310,10 +310,11 @@ class ExampleLauncherTest(unittest.TestCase):
 
     def launcher(self, name, *command, extra=()):
         return subprocess.Popen(
-            [sys.executable, LAUNCHER_EXAMPLE, "--server", self.kqd.target,
-             "--queue", "lq", "--namespace", NS, "--name", name,
-             "--request", "cpu=1", "--lease", "3", "--grace", "10", *extra,
-             "--", *command],
+            die_with_parent(
+                [sys.executable, LAUNCHER_EXAMPLE, "--server",
+                 self.kqd.target, "--queue", "lq", "--namespace", NS,
+                 "--name", name, "--request", "cpu=1", "--lease", "3",
+                 "--grace", "10", *extra, "--", *command]),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def run_launcher(self, name, *command):

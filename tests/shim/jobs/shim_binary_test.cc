@@ -24,6 +24,7 @@
 #include "shim/kube/client.h"
 #include "tests/integration/kqd_process.h"
 #include "tests/shim/testing/fake_apiserver_process.h"
+#include "tests/testing/child_process.h"
 
 namespace kq::shim::jobs {
 namespace {
@@ -54,8 +55,10 @@ bool WaitFor(Predicate predicate, absl::Duration timeout = absl::Seconds(20)) {
 }
 
 pid_t Spawn(const std::vector<std::string>& args) {
+  const ::kq::testing::ForkingParent parent = ::kq::testing::ThisParent();
   pid_t pid = fork();
   if (pid == 0) {
+    ::kq::testing::DieWithParent(parent);
     std::vector<char*> argv;
     for (const std::string& a : args)
       argv.push_back(const_cast<char*>(a.c_str()));

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 
 #include "shim/kube/transport.h"
+#include "tests/testing/child_process.h"
 
 namespace kq::testing {
 namespace {
@@ -84,9 +85,11 @@ absl::StatusOr<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  const ForkingParent parent = ThisParent();
   server->pid_ = fork();
   if (server->pid_ < 0) return absl::InternalError("fork failed");
   if (server->pid_ == 0) {
+    DieWithParent(parent);
     // Its own process group, so the destructor also ends anything it runs.
     setpgid(0, 0);
     int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
