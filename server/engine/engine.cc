@@ -17,6 +17,10 @@ namespace {
 
 using EventType = store::Event::Type;
 
+// How often an engine whose state is unstored retries the reload when no
+// command comes to try it sooner.
+constexpr absl::Duration kReloadRetry = absl::Seconds(1);
+
 EventType EventTypeOf(admission::Change change) {
   switch (change) {
     case admission::Change::kAdded:
@@ -54,13 +58,20 @@ absl::StatusOr<T> Engine::Call(std::function<absl::StatusOr<T>()> fn) {
     if (stopping_ || !running_) {
       return absl::UnavailableError("kqd is shutting down");
     }
-    commands_.push_back([this, fn = std::move(fn), slot] {
-      slot->result = fn();
-      replies_.push_back([slot](const absl::Status& commit) {
-        if (!commit.ok()) slot->result = commit;
-        slot->done.Notify();
-      });
-    });
+    commands_.push_back({.run =
+                             [this, fn = std::move(fn), slot] {
+                               slot->result = fn();
+                               replies_.push_back(
+                                   [slot](const absl::Status& commit) {
+                                     if (!commit.ok()) slot->result = commit;
+                                     slot->done.Notify();
+                                   });
+                             },
+                         .refuse =
+                             [slot](const absl::Status& status) {
+                               slot->result = status;
+                               slot->done.Notify();
+                             }});
     wake_.Signal();
   }
   slot->done.WaitForNotification();
@@ -116,7 +127,14 @@ void Engine::Loop() {
       // the lock just orders it with the wait.
       // An admission check backoff ending is the one event that comes from
       // the clock rather than a command: wait for it with a deadline.
-      while (commands_.empty() && !stopping_ && !state_.needs_scheduling()) {
+      while (commands_.empty() && !stopping_ &&
+             (!unstored_.ok() || !state_.needs_scheduling())) {
+        // Nothing can be scheduled on an unstored state: wait for a command
+        // or for the next reload attempt.
+        if (!unstored_.ok()) {
+          if (wake_.WaitWithDeadline(&mu_, absl::Now() + kReloadRetry)) break;
+          continue;
+        }
         std::optional<absl::Time> wakeup = state_.NextWakeup();
         const std::optional<absl::Time> waiter = NextWaiterDeadline();
         if (waiter.has_value() && (!wakeup || *waiter < *wakeup)) {
@@ -145,11 +163,32 @@ void Engine::Loop() {
   }
 }
 
+bool Engine::ReloadOrRefuse(std::deque<Command>& commands) {
+  absl::Status reload = Load();
+  if (reload.ok()) {
+    spdlog::warn("reloaded revision {} from the store: serving again",
+                 revision_);
+    unstored_ = absl::OkStatus();
+    state_.set_needs_scheduling();
+    return true;
+  }
+  spdlog::error("reloading state failed again: {}", reload.ToString());
+  for (Command& command : commands) {
+    if (command.refuse) {
+      command.refuse(unstored_);
+    } else {
+      command.run();
+    }
+  }
+  return false;
+}
+
 void Engine::RunBatch(std::deque<Command>& commands) {
+  if (!unstored_.ok() && !ReloadOrRefuse(commands)) return;
   batch_now_ = clock_.TimeNow();
   submitted_ = 0;
   // 1. Apply every command of the batch in arrival order.
-  for (Command& command : commands) command();
+  for (Command& command : commands) command.run();
   // 2. Configuration changed: rebuild the quota tree and the queues.
   if (state_.config_changed()) state_.Rebuild(batch_now_);
   // 3. Scheduling passes over the batch's state, within a time budget so
@@ -184,7 +223,16 @@ void Engine::RunBatch(std::deque<Command>& commands) {
                   revision_ + 1, commit.ToString());
     absl::Status reload = Load();
     if (!reload.ok()) {
-      spdlog::critical("reloading state failed: {}", reload.ToString());
+      // Fail stop: serving this state would build later batches, and
+      // answers, on changes that were never stored.
+      spdlog::critical(
+          "reloading state failed: {}; refusing every call until a reload "
+          "succeeds",
+          reload.ToString());
+      unstored_ = absl::UnavailableError(absl::StrCat(
+          "kqd could not store a change (", commit.message(),
+          ") nor reload its state from the store (", reload.message(),
+          "); it refuses every call until a reload succeeds"));
     }
     commit = absl::UnavailableError(
         absl::StrCat("the change was not stored: ", commit.message()));
@@ -570,7 +618,8 @@ void Engine::ChangeThenReadAsync(
           }
           (*shared_done)(read(**std::move(wl)));
         });
-      });
+      },
+      [shared_done](const absl::Status& status) { (*shared_done)(status); });
   if (!posted) {
     (*shared_done)(absl::UnavailableError("kqd is shutting down"));
   }
@@ -687,10 +736,11 @@ absl::StatusOr<Workload> Engine::SetAdmissionCheckState(
       });
 }
 
-bool Engine::Post(Command command) {
+bool Engine::Post(std::function<void()> run,
+                  std::function<void(const absl::Status&)> refuse) {
   absl::MutexLock lock(&mu_);
   if (stopping_ || !running_) return false;
-  commands_.push_back(std::move(command));
+  commands_.push_back({std::move(run), std::move(refuse)});
   wake_.Signal();
   return true;
 }
@@ -698,8 +748,8 @@ bool Engine::Post(Command command) {
 int64_t Engine::Admit(AdmitWait wait, AdmitDone done) {
   const int64_t id = next_waiter_id_.fetch_add(1);
   auto shared_done = std::make_shared<AdmitDone>(std::move(done));
-  const bool posted =
-      Post([this, id, wait = std::move(wait), shared_done]() mutable {
+  const bool posted = Post(
+      [this, id, wait = std::move(wait), shared_done]() mutable {
         auto fail = [this, shared_done](absl::Status status) {
           replies_.push_back([shared_done, status](const absl::Status&) {
             (*shared_done)(status);
@@ -730,26 +780,30 @@ int64_t Engine::Admit(AdmitWait wait, AdmitDone done) {
         waiters_[key].push_back(
             Waiter{id, std::move(wait), std::move(*shared_done)});
         fresh_waiters_.push_back(key);
-      });
+      },
+      [shared_done](const absl::Status& status) { (*shared_done)(status); });
   if (!posted) (*shared_done)(absl::UnavailableError("kqd is shutting down"));
   return id;
 }
 
 void Engine::CancelAdmit(int64_t id) {
-  Post([this, id] {
-    auto key = waiter_keys_.find(id);
-    if (key == waiter_keys_.end()) return;
-    auto list = waiters_.find(key->second);
-    if (list != waiters_.end()) {
-      std::erase_if(list->second, [&](const Waiter& w) {
-        if (w.id != id) return false;
-        waiter_deadlines_.erase({w.wait.deadline, id});
-        return true;
-      });
-      if (list->second.empty()) waiters_.erase(list);
-    }
-    waiter_keys_.erase(key);
-  });
+  // Waiter bookkeeping only: it runs even while the state is unstored.
+  Post(
+      [this, id] {
+        auto key = waiter_keys_.find(id);
+        if (key == waiter_keys_.end()) return;
+        auto list = waiters_.find(key->second);
+        if (list != waiters_.end()) {
+          std::erase_if(list->second, [&](const Waiter& w) {
+            if (w.id != id) return false;
+            waiter_deadlines_.erase({w.wait.deadline, id});
+            return true;
+          });
+          if (list->second.empty()) waiters_.erase(list);
+        }
+        waiter_keys_.erase(key);
+      },
+      nullptr);
 }
 
 void Engine::RecordAdmissions() {

@@ -250,7 +250,14 @@ class Engine {
  private:
   // A reply to complete after the batch commits.
   using Reply = std::function<void(const absl::Status& commit)>;
-  using Command = std::function<void()>;
+  // One caller's call: `run` applies it (engine thread), `refuse` answers
+  // the caller with an error instead while the state is not the stored one
+  // (see unstored_). A command without `refuse` touches only the engine's
+  // own bookkeeping and runs even then.
+  struct Command {
+    std::function<void()> run;
+    std::function<void(const absl::Status&)> refuse;
+  };
 
   template <typename T>
   absl::StatusOr<T> Call(std::function<absl::StatusOr<T>()> fn);
@@ -290,7 +297,11 @@ class Engine {
       std::function<T(Workload)> read,
       std::function<void(absl::StatusOr<T>)> done);
   // Queues a command without waiting for it; false when stopping.
-  bool Post(Command command);
+  bool Post(std::function<void()> run,
+            std::function<void(const absl::Status&)> refuse);
+  // Before a batch while unstored_: reloads from the store; on failure
+  // refuses the batch's commands and returns false.
+  bool ReloadOrRefuse(std::deque<Command>& commands);
   struct Waiter {
     int64_t id = 0;
     AdmitWait wait;
@@ -334,6 +345,12 @@ class Engine {
 
   // ---- Engine-thread state --------------------------------------------
   int64_t revision_ = 0;
+  // Not OK after a commit failed and the reload that should have put the
+  // state back to the stored one failed too: the state holds changes that
+  // were never stored, so no answer may be built on it. Every command is
+  // refused with this status, and each batch (at least one a second)
+  // retries the reload, until one succeeds.
+  absl::Status unstored_;
   admission::AdmissionState state_;
   absl::BitGen random_;
   absl::Time batch_now_;

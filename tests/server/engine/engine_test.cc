@@ -3,6 +3,7 @@
 
 #include "server/engine/engine.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,16 +28,23 @@ using ::kq::testing::LocalQueueBuilder;
 using ::kq::testing::ResourceFlavorBuilder;
 using ::kq::testing::WorkloadBuilder;
 using ::kq::testing::WorkloadPriorityClassBuilder;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-// Fails the Nth commit (1-based) and every later one while `fail_all`,
+// Fails the Nth commit from now (1-based), and every load while told to,
 // like leveldb's ErrorEnv.
 class FaultyStore : public store::Store {
  public:
   explicit FaultyStore(store::Store& base) : base_(base) {}
   void FailCommit(int nth) { fail_at_ = commits_ + nth; }
+  void FailLoads(bool fail) { failing_loads_ = fail; }
+  int loads() const { return loads_; }
 
-  absl::StatusOr<store::LoadedState> Load() override { return base_.Load(); }
+  absl::StatusOr<store::LoadedState> Load() override {
+    ++loads_;
+    if (failing_loads_) return absl::InternalError("cannot read the database");
+    return base_.Load();
+  }
   absl::Status Commit(const store::WriteBatch& batch) override {
     if (++commits_ == fail_at_) return absl::InternalError("disk on fire");
     return base_.Commit(batch);
@@ -65,6 +73,9 @@ class FaultyStore : public store::Store {
   store::Store& base_;
   int commits_ = 0;
   int fail_at_ = -1;
+  // Set by the test's thread, read by the engine's.
+  std::atomic<bool> failing_loads_ = false;
+  std::atomic<int> loads_ = 0;
 };
 
 class EngineTest : public ::testing::Test {
@@ -433,6 +444,58 @@ TEST_F(EngineTest, FailedCommitIsNotAcknowledgedAndStateRolledBack) {
   // The quota the lost admission took is free again.
   ASSERT_OK_AND_ASSIGN(WorkloadView b, engine_->Submit(Job("b", 16)));
   EXPECT_EQ(StateOf(b.workload), WorkloadState::kAdmitted);
+}
+
+// A failed commit whose reload fails too leaves a state that was never
+// stored: the engine refuses every call, reads included, with UNAVAILABLE
+// instead of building on it, retries the reload with each batch, and serves
+// the stored state again once a reload succeeds.
+TEST_F(EngineTest, FailedCommitAndFailedReloadRefuseEveryCallUntilAReload) {
+  ApplySeed();
+  ASSERT_OK(engine_->Submit(Job("a", 8)).status());
+  faulty_.FailCommit(1);
+  faulty_.FailLoads(true);
+  EXPECT_THAT(engine_->Submit(Job("b", 8)).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kUnavailable,
+                                      HasSubstr("disk on fire")));
+  const auto refused = ::kq::testing::StatusIs(
+      absl::StatusCode::kUnavailable,
+      AllOf(HasSubstr("disk on fire"), HasSubstr("cannot read the database"),
+            HasSubstr("refuses every call until a reload succeeds")));
+  // b was admitted in memory only: not even a read may show it.
+  EXPECT_THAT(engine_->GetWorkload({"team-ml", "a"}).status(), refused);
+  EXPECT_THAT(engine_->Cancel({"team-ml", "a"}).status(), refused);
+  // Start, after the commit, and one before each refused batch.
+  EXPECT_GE(faulty_.loads(), 4);
+
+  // The store answers again: the next call reloads first, and sees exactly
+  // what was stored.
+  faulty_.FailLoads(false);
+  ASSERT_OK_AND_ASSIGN(WorkloadView a, engine_->GetWorkload({"team-ml", "a"}));
+  EXPECT_EQ(StateOf(a.workload), WorkloadState::kAdmitted);
+  EXPECT_THAT(engine_->GetWorkload({"team-ml", "b"}).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kNotFound));
+  // The 8 GPUs b held in memory are free: c takes them.
+  ASSERT_OK_AND_ASSIGN(WorkloadView c, engine_->Submit(Job("c", 8)));
+  EXPECT_EQ(StateOf(c.workload), WorkloadState::kAdmitted);
+}
+
+// Without any call, the engine retries the reload by itself.
+TEST_F(EngineTest, UnstoredStateIsReloadedWithoutACall) {
+  ApplySeed();
+  faulty_.FailCommit(1);
+  faulty_.FailLoads(true);
+  EXPECT_THAT(engine_->Submit(Job("b", 8)).status(),
+              ::kq::testing::StatusIs(absl::StatusCode::kUnavailable));
+  faulty_.FailLoads(false);
+  const int loads = faulty_.loads();
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (faulty_.loads() == loads && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_GT(faulty_.loads(), loads);
+  ASSERT_OK_AND_ASSIGN(WorkloadView c, engine_->Submit(Job("c", 8)));
+  EXPECT_EQ(StateOf(c.workload), WorkloadState::kAdmitted);
 }
 
 // The callback forms, as kqd's gRPC handlers use them: `done` runs once,
