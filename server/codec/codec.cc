@@ -401,15 +401,15 @@ absl::StatusOr<ClusterQueue> ClusterQueueFromProto(
   cq.flavor_fungibility.preference = spec.flavor_fungibility().preference();
   const v1::ClusterQueuePreemption& preemption = spec.preemption();
   cq.preemption.reclaim_within_cohort =
-      OrDefault(preemption.reclaim_within_cohort(), "Never");
+      OrDefault(preemption.reclaim_within_cohort(), kPolicyNever);
   cq.preemption.borrow_within_cohort_policy =
-      OrDefault(preemption.borrow_within_cohort().policy(), "Never");
+      OrDefault(preemption.borrow_within_cohort().policy(), kPolicyNever);
   if (preemption.borrow_within_cohort().has_max_priority_threshold()) {
     cq.preemption.borrow_within_cohort_max_priority_threshold =
         preemption.borrow_within_cohort().max_priority_threshold();
   }
   cq.preemption.within_cluster_queue =
-      OrDefault(preemption.within_cluster_queue(), "Never");
+      OrDefault(preemption.within_cluster_queue(), kPolicyNever);
   for (const auto& rule : spec.admission_checks()) {
     cq.admission_checks.push_back(AdmissionCheckStrategyRule{
         .name = rule.name(),

@@ -169,11 +169,20 @@ struct FlavorFungibility {
                          const FlavorFungibility&) = default;
 };
 
+// Kueue's PreemptionPolicy values, as ClusterQueuePreemption spells them.
+// Here rather than in preemption/, whose predicate reads them, because the
+// scheduler and the codec name them too.
+inline constexpr char kPolicyNever[] = "Never";
+inline constexpr char kPolicyLowerPriority[] = "LowerPriority";
+inline constexpr char kPolicyLowerOrNewerEqualPriority[] =
+    "LowerOrNewerEqualPriority";
+inline constexpr char kPolicyAny[] = "Any";
+
 struct ClusterQueuePreemption {
-  std::string reclaim_within_cohort = "Never";
-  std::string borrow_within_cohort_policy = "Never";
+  std::string reclaim_within_cohort = kPolicyNever;
+  std::string borrow_within_cohort_policy = kPolicyNever;
   std::optional<int32_t> borrow_within_cohort_max_priority_threshold;
-  std::string within_cluster_queue = "Never";
+  std::string within_cluster_queue = kPolicyNever;
   friend bool operator==(const ClusterQueuePreemption&,
                          const ClusterQueuePreemption&) = default;
 };

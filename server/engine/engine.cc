@@ -47,35 +47,39 @@ Engine::~Engine() { Stop(); }
 // Threading: commands in, one batch at a time, replies after the commit.
 
 template <typename T>
-absl::StatusOr<T> Engine::Call(std::function<absl::StatusOr<T>()> fn) {
+absl::StatusOr<T> Engine::Wait(
+    const std::function<void(std::function<void(absl::StatusOr<T>)>)>& start) {
   struct Slot {
     absl::Notification done;
     absl::StatusOr<T> result = absl::UnknownError("command did not run");
   };
   auto slot = std::make_shared<Slot>();
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_ || !running_) {
-      return absl::UnavailableError("kqd is shutting down");
-    }
-    commands_.push_back({.run =
-                             [this, fn = std::move(fn), slot] {
-                               slot->result = fn();
-                               replies_.push_back(
-                                   [slot](const absl::Status& commit) {
-                                     if (!commit.ok()) slot->result = commit;
-                                     slot->done.Notify();
-                                   });
-                             },
-                         .refuse =
-                             [slot](const absl::Status& status) {
-                               slot->result = status;
-                               slot->done.Notify();
-                             }});
-    wake_.Signal();
-  }
+  start([slot](absl::StatusOr<T> result) {
+    slot->result = std::move(result);
+    slot->done.Notify();
+  });
   slot->done.WaitForNotification();
   return std::move(slot->result);
+}
+
+template <typename T>
+absl::StatusOr<T> Engine::Call(std::function<absl::StatusOr<T>()> fn) {
+  return Wait<T>([this, &fn](std::function<void(absl::StatusOr<T>)> done) {
+    auto shared_done = std::make_shared<std::function<void(absl::StatusOr<T>)>>(
+        std::move(done));
+    const bool posted = Post(
+        [this, fn = std::move(fn), shared_done] {
+          auto result = std::make_shared<absl::StatusOr<T>>(fn());
+          replies_.push_back([shared_done, result](const absl::Status& commit) {
+            if (!commit.ok()) return (*shared_done)(commit);
+            (*shared_done)(std::move(*result));
+          });
+        },
+        [shared_done](const absl::Status& status) { (*shared_done)(status); });
+    if (!posted) {
+      (*shared_done)(absl::UnavailableError("kqd is shutting down"));
+    }
+  });
 }
 
 absl::Status Engine::Start() {
@@ -623,22 +627,6 @@ void Engine::ChangeThenReadAsync(
   if (!posted) {
     (*shared_done)(absl::UnavailableError("kqd is shutting down"));
   }
-}
-
-template <typename T>
-absl::StatusOr<T> Engine::Wait(
-    const std::function<void(std::function<void(absl::StatusOr<T>)>)>& start) {
-  struct Slot {
-    absl::Notification done;
-    absl::StatusOr<T> result = absl::UnknownError("command did not run");
-  };
-  auto slot = std::make_shared<Slot>();
-  start([slot](absl::StatusOr<T> result) {
-    slot->result = std::move(result);
-    slot->done.Notify();
-  });
-  slot->done.WaitForNotification();
-  return std::move(slot->result);
 }
 
 absl::StatusOr<Workload> Engine::ChangeWorkload(

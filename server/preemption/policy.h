@@ -17,12 +17,11 @@
 
 namespace kq::preemption {
 
-// Kueue's PreemptionPolicy values, as ClusterQueuePreemption spells them.
-inline constexpr char kPolicyNever[] = "Never";
-inline constexpr char kPolicyLowerPriority[] = "LowerPriority";
-inline constexpr char kPolicyLowerOrNewerEqualPriority[] =
-    "LowerOrNewerEqualPriority";
-inline constexpr char kPolicyAny[] = "Any";
+// Kueue's PreemptionPolicy values (server/core/objects.h).
+using ::kq::kPolicyAny;
+using ::kq::kPolicyLowerOrNewerEqualPriority;
+using ::kq::kPolicyLowerPriority;
+using ::kq::kPolicyNever;
 
 // Whether `policy` lets `preemptor` preempt `candidate`, comparing effective
 // priorities (EffectivePriority):

@@ -965,12 +965,13 @@ FlavorAssigner::QuotaFit FlavorAssigner::FitsResourceQuota(
 
 bool FlavorAssigner::CanPreemptWhileBorrowing() const {
   const ClusterQueuePreemption& p = cq_.spec.preemption;
-  const bool borrow_within_cohort = !p.borrow_within_cohort_policy.empty() &&
-                                    p.borrow_within_cohort_policy != "Never";
+  const bool borrow_within_cohort =
+      !p.borrow_within_cohort_policy.empty() &&
+      p.borrow_within_cohort_policy != kPolicyNever;
   // Only an explicit Never forbids it, as in Kueue (objects read through
   // the codec always carry Kueue's default, Never).
   const bool fair_sharing_reclaim =
-      options_.enable_fair_sharing && p.reclaim_within_cohort != "Never";
+      options_.enable_fair_sharing && p.reclaim_within_cohort != kPolicyNever;
   return borrow_within_cohort || fair_sharing_reclaim;
 }
 

@@ -9,9 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
-// Constants only (preemption links against the scheduler, not back).
 #include "server/core/shape_key.h"
-#include "server/preemption/policy.h"
 #include "server/scheduler/fair_sharing_iterator.h"
 #include "server/scheduler/podset_reducer.h"
 
@@ -94,14 +92,14 @@ void BuildNominationKey(const Workload& wl,
   ShapeKeyWriter out(key);
   out.Str(cq.name()).Tag('P').Int(wl.priority);
   if (cq.spec.preemption.within_cluster_queue ==
-          preemption::kPolicyLowerOrNewerEqualPriority ||
+          kPolicyLowerOrNewerEqualPriority ||
       cq.spec.preemption.reclaim_within_cohort ==
-          preemption::kPolicyLowerOrNewerEqualPriority) {
+          kPolicyLowerOrNewerEqualPriority) {
     out.Tag('T').Int(absl::ToUnixNanos(QueueOrderTimestamp(wl)));
   }
   for (const auto& [name, value] : wl.meta.annotations) {
     // Kueue's priority boost (a feature gate) adds to the priority.
-    if (name == preemption::kPriorityBoostAnnotation) out.Tag('B').Str(value);
+    if (name == kPriorityBoostAnnotation) out.Tag('B').Str(value);
   }
   for (const auto& [pod_set, count] : wl.reclaimable_pods) {
     out.Tag('R').Str(pod_set).Int(count);
@@ -418,7 +416,7 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
       r.no_preemption_candidates = true;
       r.reason = kReasonWaitingForQuota;
       r.message = assignment.CachedMessage();
-      if (entry.cq->spec.preemption.reclaim_within_cohort != "Any") {
+      if (entry.cq->spec.preemption.reclaim_within_cohort != kPolicyAny) {
         Reservation reservation{entry.cq,
                                 ResourcesToReserve(assignment, *entry.cq)};
         entry.cq->AddUsage(reservation.usage);
