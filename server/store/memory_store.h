@@ -18,24 +18,9 @@ namespace kq::store {
 
 // A Store that keeps everything in memory: a real, complete implementation
 // (nothing survives the process), for tests and for running kq without a
-// database.
-// It behaves exactly as SqliteStore does; StoreConformanceTest runs the same
-// cases against both:
-//
-// - Commit refuses, with FailedPrecondition and without writing anything, a
-//   batch whose revision is not greater than the current one.
-// - Within a batch, upserts apply before deletes, so a key in both lists
-//   ends up deleted. A deleted workload's templates go with it; the
-//   batch's added templates are written last.
-// - Events are recorded at the batch's revision (Event::revision is
-//   ignored), in batch order.
-// - At most `event_retention` events are kept; pruning removes whole
-//   revisions, oldest first, so every revision from OldestEventRevision()
-//   on is complete. The newest revision is never pruned, even when it alone
-//   holds more events than the retention.
-// - ReadEvents never splits a revision: when `limit` falls inside one, the
-//   result stops before it, unless it is the first revision of the result,
-//   which is then returned whole (so a reader always makes progress).
+// database. It keeps the Store contract (store.h) as SqliteStore does, with
+// a retention of `event_retention` events; StoreConformanceTest runs the
+// same cases against both.
 //
 // Thread-compatible, like every Store.
 class MemoryStore final : public Store {

@@ -91,6 +91,51 @@ struct LoadedState {
 // Durable storage of kq's state. The engine is the only writer; every method
 // is called from the engine thread, so implementations are
 // thread-compatible, not thread-safe.
+//
+// The contract every implementation keeps (MemoryStore, SqliteStore, and any
+// later one). tests/server/store/store_conformance_test.cc checks each clause
+// against every implementation, in the tests named after it; clause 3 only
+// once a store that can be fenced exists.
+//
+// 1. Atomic and durable commits. When Commit returns OK the whole batch
+//    survives a crash (per the implementation's durability setting);
+//    when it returns an error nothing of it was applied, so a Load() after a
+//    failed Commit returns the state before it.
+//    (StaleRevisionIsRefusedAndWritesNothing,
+//    UpsertedWorkloadsMakeTheirOwnEvents.)
+// 2. Revisions only increase. A batch whose revision is not greater than
+//    the store's is refused with FailedPrecondition ("batch revision N is
+//    not greater than the store's revision M"); revisions need not be
+//    consecutive. (StaleRevisionIsRefusedAndWritesNothing.)
+// 3. Fencing. A store that more than one kqd may write (a shared database
+//    with a leader) refuses a commit from a writer that is no longer the
+//    leader with Aborted: the conflict is with another writer, and the
+//    caller must stop writing rather than retry. The single-writer stores
+//    here never return it.
+// 4. A malformed batch (WriteBatch::CheckShape) is refused with
+//    InvalidArgument before anything is written.
+//    (UpsertedWorkloadsMakeTheirOwnEvents.)
+// 5. Within a batch, upserts apply before deletes, so a key in both lists
+//    ends up deleted; a deleted workload's templates go with it, and the
+//    batch's added templates are written last.
+//    (UpsertThenDeleteInOneBatchEndsDeleted, TemplatesGoWithTheirWorkload.)
+// 6. Finished workloads stay stored: GetWorkload and ListFinishedWorkloads
+//    return them, Load does not. (FinishedWorkloadsAreKeptButNotLoaded.)
+// 7. Events are recorded at the batch's revision (Event::revision is
+//    ignored), in batch order: `events`, then one per upserted workload.
+//    (EventsAreReadAfterARevisionInOrder, UpsertedWorkloadsMakeTheirOwnEvents.)
+// 8. Retention: an implementation keeps at most its retention of events,
+//    pruning whole revisions, oldest first, so every revision from
+//    OldestEventRevision() on is complete; the newest revision is never
+//    pruned, even when it alone holds more events than the retention.
+//    (RetentionPrunesOldestWholeRevisions,
+//    ZeroRetentionKeepsOnlyTheNewestRevision.)
+// 9. ReadEvents never splits a revision: when `limit` falls inside one, the
+//    result stops before it, unless it is the result's first revision, which
+//    is then returned whole, so a reader always makes progress.
+//    (ReadEventsNeverSplitsARevision.)
+// 10. Errors: Unavailable when the database is busy or unreachable (the
+//    caller may retry), Internal on a corrupt row or any other failure.
 class Store {
  public:
   virtual ~Store() = default;
@@ -99,9 +144,11 @@ class Store {
   // Internal on a corrupt row.
   virtual absl::StatusOr<LoadedState> Load() = 0;
 
-  // Applies `batch` atomically and durably: when this returns OK the batch
-  // survives a crash; otherwise nothing of it was applied. Unavailable when
-  // the database is busy, Internal on any other failure.
+  // Applies `batch` atomically and durably (clauses 1-5 above): when this
+  // returns OK the batch survives a crash; otherwise nothing of it was
+  // applied. FailedPrecondition for a stale revision, Aborted when fenced,
+  // InvalidArgument for a malformed batch, Unavailable when the database is
+  // busy, Internal on any other failure.
   virtual absl::Status Commit(const WriteBatch& batch) = 0;
 
   // Returns a stored workload in any state, or nullopt when unknown; with

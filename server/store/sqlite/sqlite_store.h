@@ -36,11 +36,8 @@ struct SqliteOptions {
 // workloads are stored as serialized kq.v1 protos (server/codec) beside the
 // columns queries filter on; every Commit is one transaction.
 //
-// Its semantics are MemoryStore's, checked by StoreConformanceTest: stale
-// revisions are refused with FailedPrecondition; within a batch upserts
-// apply before deletes; events are recorded at the batch's revision; pruning
-// removes whole revisions beyond `event_retention` events but never the
-// newest; ReadEvents never splits a revision (see memory_store.h).
+// It keeps the Store contract (store.h), checked by StoreConformanceTest,
+// with a retention of SqliteOptions::event_retention events.
 //
 // Reads between two commits share one snapshot: another connection's
 // writes show from the next Commit on (kqd's store is the only writer).
