@@ -21,11 +21,11 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
+#include "base/status_macros.h"
 #include "client-lib/manifest/manifest.h"
 #include "client-lib/manifest/pod_requests.h"
 #include "client-lib/manifest/proto_json.h"
 #include "client-lib/manifest/reader.h"
-#include "client-lib/manifest/status_macros.h"
 #include "client-lib/manifest/yaml.h"
 
 namespace kq::manifest {
@@ -73,24 +73,21 @@ enum class Version {
 absl::Status ReadMetadata(ObjectReader& root, v1::ObjectMeta* meta) {
   const json* field = root.Find("metadata");
   if (field == nullptr) return FieldError("metadata", "required");
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
-      ObjectReader m, ObjectReader::Open(*field, "metadata", root.warnings()));
-  KQ_MANIFEST_RETURN_IF_ERROR(m.ReadString("name", meta->mutable_name()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      m.ReadString("namespace", meta->mutable_namespace_()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_ASSIGN_OR_RETURN(ObjectReader m,
+                      ObjectReader::Open(*field, "metadata", root.warnings()));
+  KQ_RETURN_IF_ERROR(m.ReadString("name", meta->mutable_name()));
+  KQ_RETURN_IF_ERROR(m.ReadString("namespace", meta->mutable_namespace_()));
+  KQ_RETURN_IF_ERROR(
       m.ReadString("generateName", meta->mutable_generate_name()));
-  KQ_MANIFEST_RETURN_IF_ERROR(m.ReadString("uid", meta->mutable_uid()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      m.ReadStringMap("labels", meta->mutable_labels()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(m.ReadString("uid", meta->mutable_uid()));
+  KQ_RETURN_IF_ERROR(m.ReadStringMap("labels", meta->mutable_labels()));
+  KQ_RETURN_IF_ERROR(
       m.ReadStringMap("annotations", meta->mutable_annotations()));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
-      std::optional<google::protobuf::Timestamp> created,
-      m.Timestamp("creationTimestamp"));
+  KQ_ASSIGN_OR_RETURN(std::optional<google::protobuf::Timestamp> created,
+                      m.Timestamp("creationTimestamp"));
   if (created.has_value()) *meta->mutable_creation_timestamp() = *created;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<std::string> resource_version,
-                               m.String("resourceVersion"));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> resource_version,
+                      m.String("resourceVersion"));
   int64_t revision = 0;
   // Kubernetes resource versions are opaque; kq's are numbers. Another
   // system's version means nothing here, so it is dropped.
@@ -111,17 +108,12 @@ absl::Status ReadConditions(ObjectReader& parent, absl::string_view key,
                             Repeated<v1::Condition>* out) {
   return parent.ReadObjectList(key, [&](ObjectReader& c) -> absl::Status {
     v1::Condition* condition = out->Add();
-    KQ_MANIFEST_RETURN_IF_ERROR(
-        c.ReadString("type", condition->mutable_type()));
-    KQ_MANIFEST_RETURN_IF_ERROR(
-        c.ReadString("status", condition->mutable_status()));
-    KQ_MANIFEST_RETURN_IF_ERROR(
-        c.ReadString("reason", condition->mutable_reason()));
-    KQ_MANIFEST_RETURN_IF_ERROR(
-        c.ReadString("message", condition->mutable_message()));
-    KQ_MANIFEST_ASSIGN_OR_RETURN(
-        std::optional<google::protobuf::Timestamp> time,
-        c.Timestamp("lastTransitionTime"));
+    KQ_RETURN_IF_ERROR(c.ReadString("type", condition->mutable_type()));
+    KQ_RETURN_IF_ERROR(c.ReadString("status", condition->mutable_status()));
+    KQ_RETURN_IF_ERROR(c.ReadString("reason", condition->mutable_reason()));
+    KQ_RETURN_IF_ERROR(c.ReadString("message", condition->mutable_message()));
+    KQ_ASSIGN_OR_RETURN(std::optional<google::protobuf::Timestamp> time,
+                        c.Timestamp("lastTransitionTime"));
     if (time.has_value()) *condition->mutable_last_transition_time() = *time;
     c.Ignore("observedGeneration");
     return absl::OkStatus();
@@ -129,14 +121,11 @@ absl::Status ReadConditions(ObjectReader& parent, absl::string_view key,
 }
 
 absl::Status ReadToleration(ObjectReader& t, v1::Toleration* toleration) {
-  KQ_MANIFEST_RETURN_IF_ERROR(t.ReadString("key", toleration->mutable_key()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      t.ReadString("operator", toleration->mutable_operator_()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      t.ReadString("value", toleration->mutable_value()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      t.ReadString("effect", toleration->mutable_effect()));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
+  KQ_RETURN_IF_ERROR(t.ReadString("key", toleration->mutable_key()));
+  KQ_RETURN_IF_ERROR(t.ReadString("operator", toleration->mutable_operator_()));
+  KQ_RETURN_IF_ERROR(t.ReadString("value", toleration->mutable_value()));
+  KQ_RETURN_IF_ERROR(t.ReadString("effect", toleration->mutable_effect()));
+  KQ_ASSIGN_OR_RETURN(
       std::optional<int64_t> seconds,
       t.Integer("tolerationSeconds", std::numeric_limits<int64_t>::min(),
                 std::numeric_limits<int64_t>::max()));
@@ -155,16 +144,15 @@ absl::Status ReadSelectorRequirements(
     Repeated<v1::LabelSelectorRequirement>* out) {
   return parent.ReadObjectList(key, [&](ObjectReader& e) -> absl::Status {
     v1::LabelSelectorRequirement* requirement = out->Add();
-    KQ_MANIFEST_RETURN_IF_ERROR(
-        e.ReadString("key", requirement->mutable_key()));
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(e.ReadString("key", requirement->mutable_key()));
+    KQ_RETURN_IF_ERROR(
         e.ReadString("operator", requirement->mutable_operator_()));
     return e.ReadStringList("values", requirement->mutable_values());
   });
 }
 
 absl::Status ReadLabelSelector(ObjectReader& s, v1::LabelSelector* selector) {
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       s.ReadStringMap("matchLabels", selector->mutable_match_labels()));
   return ReadSelectorRequirements(s, "matchExpressions",
                                   selector->mutable_match_expressions());
@@ -174,8 +162,8 @@ absl::Status ReadFairSharing(ObjectReader& parent,
                              std::function<v1::FairSharing*()> mutable_fs) {
   return parent.ReadObject("fairSharing", [&](ObjectReader& f) -> absl::Status {
     v1::FairSharing* fair_sharing = mutable_fs();
-    KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<std::string> weight,
-                                 f.Quantity("weight"));
+    KQ_ASSIGN_OR_RETURN(std::optional<std::string> weight,
+                        f.Quantity("weight"));
     if (weight.has_value()) fair_sharing->set_weight(*weight);
     return absl::OkStatus();
   });
@@ -186,32 +174,29 @@ absl::Status ReadResourceGroups(ObjectReader& spec,
   return spec.ReadObjectList(
       "resourceGroups", [&](ObjectReader& g) -> absl::Status {
         v1::ResourceGroup* group = out->Add();
-        KQ_MANIFEST_RETURN_IF_ERROR(g.ReadStringList(
+        KQ_RETURN_IF_ERROR(g.ReadStringList(
             "coveredResources", group->mutable_covered_resources()));
         return g.ReadObjectList(
             "flavors", [&](ObjectReader& f) -> absl::Status {
               v1::FlavorQuotas* flavor = group->add_flavors();
-              KQ_MANIFEST_RETURN_IF_ERROR(
+              KQ_RETURN_IF_ERROR(
                   f.ReadRequiredString("name", flavor->mutable_name()));
               return f.ReadObjectList(
                   "resources", [&](ObjectReader& r) -> absl::Status {
                     v1::ResourceQuota* quota = flavor->add_resources();
-                    KQ_MANIFEST_RETURN_IF_ERROR(
+                    KQ_RETURN_IF_ERROR(
                         r.ReadRequiredString("name", quota->mutable_name()));
-                    KQ_MANIFEST_ASSIGN_OR_RETURN(
-                        std::optional<std::string> nominal,
-                        r.Quantity("nominalQuota"));
+                    KQ_ASSIGN_OR_RETURN(std::optional<std::string> nominal,
+                                        r.Quantity("nominalQuota"));
                     if (!nominal.has_value()) {
                       return FieldError(r.PathOf("nominalQuota"), "required");
                     }
                     quota->set_nominal_quota(*nominal);
-                    KQ_MANIFEST_ASSIGN_OR_RETURN(
-                        std::optional<std::string> borrow,
-                        r.Quantity("borrowingLimit"));
+                    KQ_ASSIGN_OR_RETURN(std::optional<std::string> borrow,
+                                        r.Quantity("borrowingLimit"));
                     if (borrow.has_value()) quota->set_borrowing_limit(*borrow);
-                    KQ_MANIFEST_ASSIGN_OR_RETURN(
-                        std::optional<std::string> lend,
-                        r.Quantity("lendingLimit"));
+                    KQ_ASSIGN_OR_RETURN(std::optional<std::string> lend,
+                                        r.Quantity("lendingLimit"));
                     if (lend.has_value()) quota->set_lending_limit(*lend);
                     return absl::OkStatus();
                   });
@@ -225,13 +210,11 @@ absl::Status ReadFlavorUsages(ObjectReader& status, absl::string_view key,
                               Repeated<v1::FlavorUsage>* out) {
   return status.ReadObjectList(key, [&](ObjectReader& f) -> absl::Status {
     v1::FlavorUsage* usage = out->Add();
-    KQ_MANIFEST_RETURN_IF_ERROR(f.ReadString("name", usage->mutable_name()));
+    KQ_RETURN_IF_ERROR(f.ReadString("name", usage->mutable_name()));
     return f.ReadObjectList("resources", [&](ObjectReader& r) -> absl::Status {
       v1::ResourceUsage* resource = usage->add_resources();
-      KQ_MANIFEST_RETURN_IF_ERROR(
-          r.ReadString("name", resource->mutable_name()));
-      KQ_MANIFEST_RETURN_IF_ERROR(
-          r.ReadQuantity("total", resource->mutable_total()));
+      KQ_RETURN_IF_ERROR(r.ReadString("name", resource->mutable_name()));
+      KQ_RETURN_IF_ERROR(r.ReadQuantity("total", resource->mutable_total()));
       return r.ReadQuantity("borrowed", resource->mutable_borrowed());
     });
   });
@@ -240,23 +223,23 @@ absl::Status ReadFlavorUsages(ObjectReader& status, absl::string_view key,
 // The counters and usage shared by ClusterQueue and LocalQueue status.
 template <typename Status>
 absl::Status ReadQueueStatus(ObjectReader& s, Status* status) {
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       ReadConditions(s, "conditions", status->mutable_conditions()));
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadFlavorUsages(
-      s, "flavorsReservation", status->mutable_flavors_reservation()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(ReadFlavorUsages(s, "flavorsReservation",
+                                      status->mutable_flavors_reservation()));
+  KQ_RETURN_IF_ERROR(
       ReadFlavorUsages(s, "flavorsUsage", status->mutable_flavors_usage()));
   // LocalQueue v1beta1 spells it `flavorUsage`.
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       ReadFlavorUsages(s, "flavorUsage", status->mutable_flavors_usage()));
   int32_t count = 0;
-  KQ_MANIFEST_RETURN_IF_ERROR(s.ReadInt32("pendingWorkloads", &count));
+  KQ_RETURN_IF_ERROR(s.ReadInt32("pendingWorkloads", &count));
   status->set_pending_workloads(count);
   count = 0;
-  KQ_MANIFEST_RETURN_IF_ERROR(s.ReadInt32("reservingWorkloads", &count));
+  KQ_RETURN_IF_ERROR(s.ReadInt32("reservingWorkloads", &count));
   status->set_reserving_workloads(count);
   count = 0;
-  KQ_MANIFEST_RETURN_IF_ERROR(s.ReadInt32("admittedWorkloads", &count));
+  KQ_RETURN_IF_ERROR(s.ReadInt32("admittedWorkloads", &count));
   status->set_admitted_workloads(count);
   return absl::OkStatus();
 }
@@ -309,25 +292,24 @@ absl::StatusOr<std::string> PodTemplateText(const json& template_json,
 // object kq does not own: no unknown-field warnings inside it.
 absl::Status ReadPodTemplate(const json& template_json, const std::string& path,
                              v1::PodSet* pod_set) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
-      ObjectReader tmpl,
-      ObjectReader::Open(template_json, path, nullptr, false));
+  KQ_ASSIGN_OR_RETURN(ObjectReader tmpl,
+                      ObjectReader::Open(template_json, path, nullptr, false));
   if (!template_json.empty()) {
-    KQ_MANIFEST_ASSIGN_OR_RETURN(*pod_set->mutable_template_json(),
-                                 PodTemplateText(template_json, path));
+    KQ_ASSIGN_OR_RETURN(*pod_set->mutable_template_json(),
+                        PodTemplateText(template_json, path));
   }
   const json* spec_json = tmpl.Find("spec");
   if (spec_json == nullptr) return absl::OkStatus();
   const std::string spec_path = tmpl.PathOf("spec");
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
+  KQ_ASSIGN_OR_RETURN(
       ObjectReader spec,
       ObjectReader::Open(*spec_json, spec_path, nullptr, false));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(auto requests,
-                               internal::PodRequestsAt(*spec_json, spec_path));
+  KQ_ASSIGN_OR_RETURN(auto requests,
+                      internal::PodRequestsAt(*spec_json, spec_path));
   pod_set->mutable_requests()->insert(requests.begin(), requests.end());
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       spec.ReadStringMap("nodeSelector", pod_set->mutable_node_selector()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       ReadTolerations(spec, "tolerations", pod_set->mutable_tolerations()));
   return spec.ReadObject("affinity", [&](ObjectReader& affinity) {
     return affinity.ReadObject("nodeAffinity", [&](ObjectReader& node) {
@@ -350,7 +332,7 @@ absl::Status ReadPodTemplate(const json& template_json, const std::string& path,
 // Kinds.
 
 absl::Status ReadNamespace(ObjectReader& root, v1::Namespace* ns) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, ns->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, ns->mutable_metadata()));
   // kq keeps only names and labels; finalizers and phase are Kubernetes'.
   root.Ignore("spec");
   root.Ignore("status");
@@ -358,24 +340,21 @@ absl::Status ReadNamespace(ObjectReader& root, v1::Namespace* ns) {
 }
 
 absl::Status ReadResourceFlavor(ObjectReader& root, v1::ResourceFlavor* rf) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, rf->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, rf->mutable_metadata()));
   return root.ReadObject("spec", [&](ObjectReader& s) -> absl::Status {
     v1::ResourceFlavorSpec* spec = rf->mutable_spec();
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(
         s.ReadStringMap("nodeLabels", spec->mutable_node_labels()));
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(
         s.ReadObjectList("nodeTaints", [&](ObjectReader& t) -> absl::Status {
           v1::Taint* taint = spec->add_node_taints();
-          KQ_MANIFEST_RETURN_IF_ERROR(
-              t.ReadString("key", taint->mutable_key()));
-          KQ_MANIFEST_RETURN_IF_ERROR(
-              t.ReadString("value", taint->mutable_value()));
-          KQ_MANIFEST_RETURN_IF_ERROR(
-              t.ReadString("effect", taint->mutable_effect()));
+          KQ_RETURN_IF_ERROR(t.ReadString("key", taint->mutable_key()));
+          KQ_RETURN_IF_ERROR(t.ReadString("value", taint->mutable_value()));
+          KQ_RETURN_IF_ERROR(t.ReadString("effect", taint->mutable_effect()));
           t.Ignore("timeAdded");
           return absl::OkStatus();
         }));
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(
         ReadTolerations(s, "tolerations", spec->mutable_tolerations()));
     return s.ReadString("topologyName", spec->mutable_topology_name());
   });
@@ -386,7 +365,7 @@ absl::Status ReadResourceFlavor(ObjectReader& root, v1::ResourceFlavor* rf) {
 absl::Status ReadFungibilityPolicy(ObjectReader& f, absl::string_view key,
                                    absl::string_view deprecated,
                                    Version version, std::string* out) {
-  KQ_MANIFEST_RETURN_IF_ERROR(f.ReadString(key, out));
+  KQ_RETURN_IF_ERROR(f.ReadString(key, out));
   if (version == Version::kV1beta1 && *out == deprecated) {
     f.warnings()->push_back(absl::StrCat(f.PathOf(key), ": \"", deprecated,
                                          "\" is deprecated; using "
@@ -398,46 +377,44 @@ absl::Status ReadFungibilityPolicy(ObjectReader& f, absl::string_view key,
 
 absl::Status ReadClusterQueueSpec(ObjectReader& s, Version version,
                                   v1::ClusterQueueSpec* spec) {
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      ReadResourceGroups(s, spec->mutable_resource_groups()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(ReadResourceGroups(s, spec->mutable_resource_groups()));
+  KQ_RETURN_IF_ERROR(
       s.ReadString(version == Version::kV1beta1 ? "cohort" : "cohortName",
                    spec->mutable_cohort_name()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       s.ReadString("queueingStrategy", spec->mutable_queueing_strategy()));
   // Present-but-empty selects every namespace, absent selects none: the
   // proto field's presence carries Kueue's distinction.
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      s.ReadObject("namespaceSelector", [&](ObjectReader& n) {
-        return ReadLabelSelector(n, spec->mutable_namespace_selector());
-      }));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(s.ReadObject("namespaceSelector", [&](ObjectReader& n) {
+    return ReadLabelSelector(n, spec->mutable_namespace_selector());
+  }));
+  KQ_RETURN_IF_ERROR(
       s.ReadObject("flavorFungibility", [&](ObjectReader& f) -> absl::Status {
         v1::FlavorFungibility* fungibility = spec->mutable_flavor_fungibility();
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             ReadFungibilityPolicy(f, "whenCanBorrow", "Borrow", version,
                                   fungibility->mutable_when_can_borrow()));
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             ReadFungibilityPolicy(f, "whenCanPreempt", "Preempt", version,
                                   fungibility->mutable_when_can_preempt()));
         return f.ReadString("preference", fungibility->mutable_preference());
       }));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       s.ReadObject("preemption", [&](ObjectReader& p) -> absl::Status {
         v1::ClusterQueuePreemption* preemption = spec->mutable_preemption();
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             p.ReadString("reclaimWithinCohort",
                          preemption->mutable_reclaim_within_cohort()));
-        KQ_MANIFEST_RETURN_IF_ERROR(p.ReadString(
+        KQ_RETURN_IF_ERROR(p.ReadString(
             "withinClusterQueue", preemption->mutable_within_cluster_queue()));
         return p.ReadObject(
             "borrowWithinCohort", [&](ObjectReader& b) -> absl::Status {
               v1::BorrowWithinCohort* borrow =
                   preemption->mutable_borrow_within_cohort();
-              KQ_MANIFEST_RETURN_IF_ERROR(
+              KQ_RETURN_IF_ERROR(
                   b.ReadString("policy", borrow->mutable_policy()));
-              KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> threshold,
-                                           b.Int32("maxPriorityThreshold"));
+              KQ_ASSIGN_OR_RETURN(std::optional<int32_t> threshold,
+                                  b.Int32("maxPriorityThreshold"));
               if (threshold.has_value()) {
                 borrow->set_max_priority_threshold(*threshold);
               }
@@ -456,26 +433,25 @@ absl::Status ReadClusterQueueSpec(ObjectReader& s, Version version,
                         "spec.admissionChecksStrategy");
     }
     google::protobuf::RepeatedPtrField<std::string> plain;
-    KQ_MANIFEST_RETURN_IF_ERROR(s.ReadStringList("admissionChecks", &plain));
+    KQ_RETURN_IF_ERROR(s.ReadStringList("admissionChecks", &plain));
     for (std::string& name : plain) {
       spec->add_admission_checks()->set_name(std::move(name));
     }
   }
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       s.ReadObject("admissionChecksStrategy", [&](ObjectReader& a) {
         return a.ReadObjectList(
             "admissionChecks", [&](ObjectReader& rule) -> absl::Status {
               v1::AdmissionCheckStrategyRule* out =
                   spec->add_admission_checks();
-              KQ_MANIFEST_RETURN_IF_ERROR(
+              KQ_RETURN_IF_ERROR(
                   rule.ReadRequiredString("name", out->mutable_name()));
               return rule.ReadStringList("onFlavors",
                                          out->mutable_on_flavors());
             });
       }));
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      s.ReadString("stopPolicy", spec->mutable_stop_policy()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(s.ReadString("stopPolicy", spec->mutable_stop_policy()));
+  KQ_RETURN_IF_ERROR(
       ReadFairSharing(s, [&] { return spec->mutable_fair_sharing(); }));
   if (s.Find("admissionScope") != nullptr) {
     s.warnings()->push_back(
@@ -488,8 +464,8 @@ absl::Status ReadClusterQueueSpec(ObjectReader& s, Version version,
 
 absl::Status ReadClusterQueue(ObjectReader& root, Version version,
                               v1::ClusterQueue* cq) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, cq->mutable_metadata()));
-  KQ_MANIFEST_RETURN_IF_ERROR(root.ReadObject("spec", [&](ObjectReader& s) {
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, cq->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(root.ReadObject("spec", [&](ObjectReader& s) {
     return ReadClusterQueueSpec(s, version, cq->mutable_spec());
   }));
   // Status is computed by the server; read what kq models, drop the rest.
@@ -499,27 +475,26 @@ absl::Status ReadClusterQueue(ObjectReader& root, Version version,
 }
 
 absl::Status ReadCohort(ObjectReader& root, Version version, v1::Cohort* co) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, co->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, co->mutable_metadata()));
   root.Ignore("status");
   return root.ReadObject("spec", [&](ObjectReader& s) -> absl::Status {
     v1::CohortSpec* spec = co->mutable_spec();
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(
         s.ReadString(version == Version::kV1alpha1 ? "parent" : "parentName",
                      spec->mutable_parent_name()));
-    KQ_MANIFEST_RETURN_IF_ERROR(
-        ReadResourceGroups(s, spec->mutable_resource_groups()));
+    KQ_RETURN_IF_ERROR(ReadResourceGroups(s, spec->mutable_resource_groups()));
     return ReadFairSharing(s, [&] { return spec->mutable_fair_sharing(); });
   });
 }
 
 absl::Status ReadLocalQueue(ObjectReader& root, v1::LocalQueue* lq) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, lq->mutable_metadata()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, lq->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(
       root.ReadObject("spec", [&](ObjectReader& s) -> absl::Status {
         v1::LocalQueueSpec* spec = lq->mutable_spec();
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             s.ReadString("clusterQueue", spec->mutable_cluster_queue()));
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             s.ReadString("stopPolicy", spec->mutable_stop_policy()));
         return ReadFairSharing(s, [&] { return spec->mutable_fair_sharing(); });
       }));
@@ -530,28 +505,28 @@ absl::Status ReadLocalQueue(ObjectReader& root, v1::LocalQueue* lq) {
 
 absl::Status ReadWorkloadPriorityClass(ObjectReader& root,
                                        v1::WorkloadPriorityClass* wpc) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, wpc->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, wpc->mutable_metadata()));
   int32_t value = 0;
-  KQ_MANIFEST_RETURN_IF_ERROR(root.ReadInt32("value", &value));
+  KQ_RETURN_IF_ERROR(root.ReadInt32("value", &value));
   wpc->set_value(value);
   return root.ReadString("description", wpc->mutable_description());
 }
 
 absl::Status ReadAdmissionCheck(ObjectReader& root, Version version,
                                 v1::AdmissionCheck* ac) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, ac->mutable_metadata()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, ac->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(
       root.ReadObject("spec", [&](ObjectReader& s) -> absl::Status {
         v1::AdmissionCheckSpec* spec = ac->mutable_spec();
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             s.ReadString("controllerName", spec->mutable_controller_name()));
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             s.ReadObject("parameters", [&](ObjectReader& p) -> absl::Status {
               v1::AdmissionCheckParametersReference* parameters =
                   spec->mutable_parameters();
-              KQ_MANIFEST_RETURN_IF_ERROR(
+              KQ_RETURN_IF_ERROR(
                   p.ReadString("apiGroup", parameters->mutable_api_group()));
-              KQ_MANIFEST_RETURN_IF_ERROR(
+              KQ_RETURN_IF_ERROR(
                   p.ReadString("kind", parameters->mutable_kind()));
               return p.ReadString("name", parameters->mutable_name());
             }));
@@ -573,43 +548,41 @@ absl::Status ReadAdmissionCheck(ObjectReader& root, Version version,
 // server's to fill in, so that a manifest reads back as written.
 absl::Status ReadProvisioningRequestConfig(ObjectReader& root,
                                            v1::ProvisioningRequestConfig* prc) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, prc->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, prc->mutable_metadata()));
   return root.ReadObject("spec", [&](ObjectReader& s) -> absl::Status {
     v1::ProvisioningRequestConfigSpec* spec = prc->mutable_spec();
-    KQ_MANIFEST_RETURN_IF_ERROR(s.ReadString(
-        "provisioningClassName", spec->mutable_provisioning_class_name()));
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(s.ReadString("provisioningClassName",
+                                    spec->mutable_provisioning_class_name()));
+    KQ_RETURN_IF_ERROR(
         s.ReadStringMap("parameters", spec->mutable_parameters()));
-    KQ_MANIFEST_RETURN_IF_ERROR(s.ReadStringList(
-        "managedResources", spec->mutable_managed_resources()));
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(s.ReadStringList("managedResources",
+                                        spec->mutable_managed_resources()));
+    KQ_RETURN_IF_ERROR(
         s.ReadObject("retryStrategy", [&](ObjectReader& r) -> absl::Status {
           v1::ProvisioningRequestRetryStrategy* retry =
               spec->mutable_retry_strategy();
-          KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> limit,
-                                       r.Int32("backoffLimitCount"));
+          KQ_ASSIGN_OR_RETURN(std::optional<int32_t> limit,
+                              r.Int32("backoffLimitCount"));
           if (limit.has_value()) retry->set_backoff_limit_count(*limit);
-          KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> base,
-                                       r.Int32("backoffBaseSeconds"));
+          KQ_ASSIGN_OR_RETURN(std::optional<int32_t> base,
+                              r.Int32("backoffBaseSeconds"));
           if (base.has_value()) retry->set_backoff_base_seconds(*base);
-          KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> max,
-                                       r.Int32("backoffMaxSeconds"));
+          KQ_ASSIGN_OR_RETURN(std::optional<int32_t> max,
+                              r.Int32("backoffMaxSeconds"));
           if (max.has_value()) retry->set_backoff_max_seconds(*max);
           return absl::OkStatus();
         }));
-    KQ_MANIFEST_RETURN_IF_ERROR(
-        s.ReadObject("podSetUpdates", [&](ObjectReader& u) {
-          return u.ReadObjectList(
-              "nodeSelector", [&](ObjectReader& n) -> absl::Status {
-                v1::ProvisioningRequestPodSetUpdatesNodeSelector* selector =
-                    spec->add_pod_set_updates_node_selector();
-                KQ_MANIFEST_RETURN_IF_ERROR(
-                    n.ReadString("key", selector->mutable_key()));
-                return n.ReadString(
-                    "valueFromProvisioningClassDetail",
-                    selector->mutable_value_from_provisioning_class_detail());
-              });
-        }));
+    KQ_RETURN_IF_ERROR(s.ReadObject("podSetUpdates", [&](ObjectReader& u) {
+      return u.ReadObjectList(
+          "nodeSelector", [&](ObjectReader& n) -> absl::Status {
+            v1::ProvisioningRequestPodSetUpdatesNodeSelector* selector =
+                spec->add_pod_set_updates_node_selector();
+            KQ_RETURN_IF_ERROR(n.ReadString("key", selector->mutable_key()));
+            return n.ReadString(
+                "valueFromProvisioningClassDetail",
+                selector->mutable_value_from_provisioning_class_detail());
+          });
+    }));
     return s.ReadString("podSetMergePolicy",
                         spec->mutable_pod_set_merge_policy());
   });
@@ -617,51 +590,48 @@ absl::Status ReadProvisioningRequestConfig(ObjectReader& root,
 
 // One status.admissionChecks[].podSetUpdates entry (Kueue's PodSetUpdate).
 absl::Status ReadPodSetUpdate(ObjectReader& u, v1::PodSetUpdate* update) {
-  KQ_MANIFEST_RETURN_IF_ERROR(u.ReadString("name", update->mutable_name()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      u.ReadStringMap("labels", update->mutable_labels()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(u.ReadString("name", update->mutable_name()));
+  KQ_RETURN_IF_ERROR(u.ReadStringMap("labels", update->mutable_labels()));
+  KQ_RETURN_IF_ERROR(
       u.ReadStringMap("annotations", update->mutable_annotations()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       u.ReadStringMap("nodeSelector", update->mutable_node_selector()));
   return ReadTolerations(u, "tolerations", update->mutable_tolerations());
 }
 
 absl::Status ReadWorkloadSpec(ObjectReader& s, Version version,
                               v1::WorkloadSpec* spec) {
-  KQ_MANIFEST_RETURN_IF_ERROR(
-      s.ReadString("queueName", spec->mutable_queue_name()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(s.ReadString("queueName", spec->mutable_queue_name()));
+  KQ_RETURN_IF_ERROR(
       s.ReadObjectList("podSets", [&](ObjectReader& p) -> absl::Status {
         v1::PodSet* pod_set = spec->add_pod_sets();
         pod_set->set_name("main");  // Kueue's default pod set name.
-        KQ_MANIFEST_RETURN_IF_ERROR(
-            p.ReadString("name", pod_set->mutable_name()));
+        KQ_RETURN_IF_ERROR(p.ReadString("name", pod_set->mutable_name()));
         int32_t count = 1;  // Kueue's default count.
-        KQ_MANIFEST_RETURN_IF_ERROR(p.ReadInt32("count", &count));
+        KQ_RETURN_IF_ERROR(p.ReadInt32("count", &count));
         pod_set->set_count(count);
-        KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> min_count,
-                                     p.Int32("minCount"));
+        KQ_ASSIGN_OR_RETURN(std::optional<int32_t> min_count,
+                            p.Int32("minCount"));
         if (min_count.has_value()) pod_set->set_min_count(*min_count);
         const json* tmpl = p.Find("template");
         if (tmpl == nullptr) return absl::OkStatus();
         return ReadPodTemplate(*tmpl, p.PathOf("template"), pod_set);
       }));
   if (version == Version::kV1beta1) {
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(
         s.ReadString("priorityClassName", spec->mutable_priority_class_name()));
-    KQ_MANIFEST_RETURN_IF_ERROR(s.ReadString(
-        "priorityClassSource", spec->mutable_priority_class_source()));
+    KQ_RETURN_IF_ERROR(s.ReadString("priorityClassSource",
+                                    spec->mutable_priority_class_source()));
   } else {
     // v1beta2 names the class by group and kind; kq's source string is
     // v1beta1's "<group>/<lower-case kind>".
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(
         s.ReadObject("priorityClassRef", [&](ObjectReader& r) -> absl::Status {
           std::string group;
           std::string kind;
-          KQ_MANIFEST_RETURN_IF_ERROR(r.ReadString("group", &group));
-          KQ_MANIFEST_RETURN_IF_ERROR(r.ReadString("kind", &kind));
-          KQ_MANIFEST_RETURN_IF_ERROR(r.ReadRequiredString(
+          KQ_RETURN_IF_ERROR(r.ReadString("group", &group));
+          KQ_RETURN_IF_ERROR(r.ReadString("kind", &kind));
+          KQ_RETURN_IF_ERROR(r.ReadRequiredString(
               "name", spec->mutable_priority_class_name()));
           // Kueue's CRD: both required, in one of two pairs.
           if (!(group == "kueue.x-k8s.io" && kind == "WorkloadPriorityClass") &&
@@ -679,12 +649,12 @@ absl::Status ReadWorkloadSpec(ObjectReader& s, Version version,
         }));
   }
   int32_t priority = 0;
-  KQ_MANIFEST_RETURN_IF_ERROR(s.ReadInt32("priority", &priority));
+  KQ_RETURN_IF_ERROR(s.ReadInt32("priority", &priority));
   spec->set_priority(priority);
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<bool> active, s.Bool("active"));
+  KQ_ASSIGN_OR_RETURN(std::optional<bool> active, s.Bool("active"));
   if (active.has_value()) spec->set_active(*active);
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> max_seconds,
-                               s.Int32("maximumExecutionTimeSeconds"));
+  KQ_ASSIGN_OR_RETURN(std::optional<int32_t> max_seconds,
+                      s.Int32("maximumExecutionTimeSeconds"));
   if (max_seconds.has_value()) {
     spec->set_maximum_execution_time_seconds(*max_seconds);
   }
@@ -692,62 +662,57 @@ absl::Status ReadWorkloadSpec(ObjectReader& s, Version version,
 }
 
 absl::Status ReadWorkloadStatus(ObjectReader& s, v1::WorkloadStatus* status) {
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       s.ReadObject("admission", [&](ObjectReader& a) -> absl::Status {
         v1::Admission* admission = status->mutable_admission();
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             a.ReadString("clusterQueue", admission->mutable_cluster_queue()));
         return a.ReadObjectList(
             "podSetAssignments", [&](ObjectReader& p) -> absl::Status {
               v1::PodSetAssignment* assignment =
                   admission->add_pod_set_assignments();
-              KQ_MANIFEST_RETURN_IF_ERROR(
+              KQ_RETURN_IF_ERROR(
                   p.ReadString("name", assignment->mutable_name()));
-              KQ_MANIFEST_RETURN_IF_ERROR(
+              KQ_RETURN_IF_ERROR(
                   p.ReadStringMap("flavors", assignment->mutable_flavors()));
-              KQ_MANIFEST_RETURN_IF_ERROR(p.ReadQuantityMap(
+              KQ_RETURN_IF_ERROR(p.ReadQuantityMap(
                   "resourceUsage", assignment->mutable_resource_usage()));
               int32_t count = 0;
-              KQ_MANIFEST_RETURN_IF_ERROR(p.ReadInt32("count", &count));
+              KQ_RETURN_IF_ERROR(p.ReadInt32("count", &count));
               assignment->set_count(count);
               return absl::OkStatus();
             });
       }));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       ReadConditions(s, "conditions", status->mutable_conditions()));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       s.ReadObjectList("admissionChecks", [&](ObjectReader& c) -> absl::Status {
         v1::AdmissionCheckState* check = status->add_admission_checks();
-        KQ_MANIFEST_RETURN_IF_ERROR(
-            c.ReadString("name", check->mutable_name()));
-        KQ_MANIFEST_RETURN_IF_ERROR(
-            c.ReadString("state", check->mutable_state()));
-        KQ_MANIFEST_RETURN_IF_ERROR(
-            c.ReadString("message", check->mutable_message()));
-        KQ_MANIFEST_ASSIGN_OR_RETURN(
-            std::optional<google::protobuf::Timestamp> time,
-            c.Timestamp("lastTransitionTime"));
+        KQ_RETURN_IF_ERROR(c.ReadString("name", check->mutable_name()));
+        KQ_RETURN_IF_ERROR(c.ReadString("state", check->mutable_state()));
+        KQ_RETURN_IF_ERROR(c.ReadString("message", check->mutable_message()));
+        KQ_ASSIGN_OR_RETURN(std::optional<google::protobuf::Timestamp> time,
+                            c.Timestamp("lastTransitionTime"));
         if (time.has_value()) *check->mutable_last_transition_time() = *time;
         return c.ReadObjectList("podSetUpdates", [&](ObjectReader& u) {
           return ReadPodSetUpdate(u, check->add_pod_set_updates());
         });
       }));
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       s.ReadObjectList("reclaimablePods", [&](ObjectReader& r) -> absl::Status {
         v1::ReclaimablePod* pod = status->add_reclaimable_pods();
-        KQ_MANIFEST_RETURN_IF_ERROR(r.ReadString("name", pod->mutable_name()));
+        KQ_RETURN_IF_ERROR(r.ReadString("name", pod->mutable_name()));
         int32_t count = 0;
-        KQ_MANIFEST_RETURN_IF_ERROR(r.ReadInt32("count", &count));
+        KQ_RETURN_IF_ERROR(r.ReadInt32("count", &count));
         pod->set_count(count);
         return absl::OkStatus();
       }));
   return s.ReadObject("requeueState", [&](ObjectReader& r) -> absl::Status {
     v1::RequeueState* requeue = status->mutable_requeue_state();
-    KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> count,
-                                 r.Int32("count"));
+    KQ_ASSIGN_OR_RETURN(std::optional<int32_t> count, r.Int32("count"));
     if (count.has_value()) requeue->set_count(*count);
-    KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<google::protobuf::Timestamp> at,
-                                 r.Timestamp("requeueAt"));
+    KQ_ASSIGN_OR_RETURN(std::optional<google::protobuf::Timestamp> at,
+                        r.Timestamp("requeueAt"));
     if (at.has_value()) *requeue->mutable_requeue_at() = *at;
     return absl::OkStatus();
   });
@@ -755,8 +720,8 @@ absl::Status ReadWorkloadStatus(ObjectReader& s, v1::WorkloadStatus* status) {
 
 absl::Status ReadWorkload(ObjectReader& root, Version version,
                           v1::Workload* wl) {
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, wl->mutable_metadata()));
-  KQ_MANIFEST_RETURN_IF_ERROR(root.ReadObject("spec", [&](ObjectReader& s) {
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, wl->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(root.ReadObject("spec", [&](ObjectReader& s) {
     return ReadWorkloadSpec(s, version, wl->mutable_spec());
   }));
   return root.ReadLenientObject("status", [&](ObjectReader& s) {
@@ -782,7 +747,7 @@ absl::StatusOr<int32_t> ParseMetadataInt(
 absl::Status ReadJob(ObjectReader& root, v1::Workload* wl,
                      std::vector<std::string>* warnings) {
   v1::ObjectMeta job;
-  KQ_MANIFEST_RETURN_IF_ERROR(ReadMetadata(root, &job));
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, &job));
   const std::string display_name =
       job.name().empty() ? absl::StrCat(job.generate_name(), "*") : job.name();
   const auto queue = job.labels().find(std::string(kQueueNameLabel));
@@ -813,7 +778,7 @@ absl::Status ReadJob(ObjectReader& root, v1::Workload* wl,
     spec->set_priority_class_source(std::string(kWorkloadPriorityClassSource));
   }
   if (job.labels().count(std::string(kMaxExecTimeLabel)) > 0) {
-    KQ_MANIFEST_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(
         int32_t seconds,
         ParseMetadataInt(job.labels(), "metadata.labels", kMaxExecTimeLabel));
     spec->set_maximum_execution_time_seconds(seconds);
@@ -822,7 +787,7 @@ absl::Status ReadJob(ObjectReader& root, v1::Workload* wl,
   v1::PodSet* pod_set = spec->add_pod_sets();
   pod_set->set_name("main");
   if (job.annotations().count(std::string(kMinParallelismAnnotation)) > 0) {
-    KQ_MANIFEST_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(
         int32_t min_count,
         ParseMetadataInt(job.annotations(), "metadata.annotations",
                          kMinParallelismAnnotation));
@@ -833,19 +798,17 @@ absl::Status ReadJob(ObjectReader& root, v1::Workload* wl,
   root.Ignore("status");
   const json* spec_json = root.Find("spec");
   if (spec_json == nullptr) return FieldError("spec", "required");
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
-      ObjectReader job_spec,
-      ObjectReader::Open(*spec_json, "spec", warnings, false));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> parallelism,
-                               job_spec.Int32("parallelism"));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> completions,
-                               job_spec.Int32("completions"));
+  KQ_ASSIGN_OR_RETURN(ObjectReader job_spec,
+                      ObjectReader::Open(*spec_json, "spec", warnings, false));
+  KQ_ASSIGN_OR_RETURN(std::optional<int32_t> parallelism,
+                      job_spec.Int32("parallelism"));
+  KQ_ASSIGN_OR_RETURN(std::optional<int32_t> completions,
+                      job_spec.Int32("completions"));
   // Kueue's podsCount: parallelism (defaulted to 1), capped by completions.
   int32_t count = parallelism.value_or(1);
   if (completions.has_value() && *completions < count) count = *completions;
   pod_set->set_count(count);
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<bool> suspend,
-                               job_spec.Bool("suspend"));
+  KQ_ASSIGN_OR_RETURN(std::optional<bool> suspend, job_spec.Bool("suspend"));
   if (!suspend.value_or(false)) {
     warnings->push_back(absl::StrCat(
         "Job ", display_name,
@@ -909,16 +872,15 @@ absl::Status ReadConfiguration(ObjectReader& root, Version version,
     }
     warnings->push_back(absl::StrCat(field, ": ignored by kq (", why, ")"));
   }
-  KQ_MANIFEST_RETURN_IF_ERROR(
+  KQ_RETURN_IF_ERROR(
       root.ReadObject("fairSharing", [&](ObjectReader& f) -> absl::Status {
         bool enabled = true;
         if (version == Version::kV1beta1) {
-          KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<bool> enable,
-                                       f.Bool("enable"));
+          KQ_ASSIGN_OR_RETURN(std::optional<bool> enable, f.Bool("enable"));
           enabled = enable.value_or(false);
         }
         google::protobuf::RepeatedPtrField<std::string> strategies;
-        KQ_MANIFEST_RETURN_IF_ERROR(
+        KQ_RETURN_IF_ERROR(
             f.ReadStringList("preemptionStrategies", &strategies));
         // v1beta1 defaults an empty list to both strategies (left empty
         // here, which the proto reads as that default); v1beta2 has no
@@ -938,10 +900,10 @@ absl::Status ReadConfiguration(ObjectReader& root, Version version,
   return root.ReadObject("resources", [&](ObjectReader& r) -> absl::Status {
     v1::ResourcesConfig* resources = config->mutable_resources();
     if (version == Version::kV1beta2) {
-      KQ_MANIFEST_RETURN_IF_ERROR(r.ReadString(
+      KQ_RETURN_IF_ERROR(r.ReadString(
           "quotaCheckStrategy", resources->mutable_quota_check_strategy()));
     }
-    KQ_MANIFEST_RETURN_IF_ERROR(
+    KQ_RETURN_IF_ERROR(
         r.ReadStringList("excludeResourcePrefixes",
                          resources->mutable_exclude_resource_prefixes()));
     if (r.Find("deviceClassMappings") != nullptr) {
@@ -952,11 +914,10 @@ absl::Status ReadConfiguration(ObjectReader& root, Version version,
     return r.ReadObjectList(
         "transformations", [&](ObjectReader& t) -> absl::Status {
           v1::ResourceTransformation* out = resources->add_transformations();
-          KQ_MANIFEST_RETURN_IF_ERROR(
+          KQ_RETURN_IF_ERROR(
               t.ReadRequiredString("input", out->mutable_input()));
-          KQ_MANIFEST_RETURN_IF_ERROR(
-              t.ReadString("strategy", out->mutable_strategy()));
-          KQ_MANIFEST_RETURN_IF_ERROR(
+          KQ_RETURN_IF_ERROR(t.ReadString("strategy", out->mutable_strategy()));
+          KQ_RETURN_IF_ERROR(
               t.ReadString("multiplyBy", out->mutable_multiply_by()));
           return t.ReadQuantityMap("outputs", out->mutable_outputs());
         });
@@ -983,15 +944,14 @@ constexpr absl::string_view kUnsupportedKueueKinds[] = {
 
 // Converts one document object into `doc`.
 absl::Status ConvertObject(const json& object, Document* doc) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(ObjectReader root,
-                               ObjectReader::Open(object, "", &doc->warnings));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<std::string> api_version,
-                               root.String("apiVersion"));
+  KQ_ASSIGN_OR_RETURN(ObjectReader root,
+                      ObjectReader::Open(object, "", &doc->warnings));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> api_version,
+                      root.String("apiVersion"));
   if (!api_version.has_value() || api_version->empty()) {
     return FieldError("apiVersion", "required");
   }
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<std::string> kind,
-                               root.String("kind"));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> kind, root.String("kind"));
   if (!kind.has_value() || kind->empty()) return FieldError("kind", "required");
 
   const size_t slash = api_version->rfind('/');
@@ -1085,7 +1045,7 @@ absl::Status ConvertObject(const json& object, Document* doc) {
         ") is not supported by kq: kq reads kueue.x-k8s.io objects, v1 "
         "Namespace and batch/v1 Job"));
   }
-  KQ_MANIFEST_RETURN_IF_ERROR(status);
+  KQ_RETURN_IF_ERROR(status);
   root.WarnUnknown();
   return absl::OkStatus();
 }
@@ -1125,8 +1085,7 @@ Document ConvertDocument(const json& object, int index) {
 }  // namespace
 
 absl::StatusOr<std::vector<Document>> ParseManifests(absl::string_view text) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(auto raw_documents,
-                               internal::LoadDocuments(text));
+  KQ_ASSIGN_OR_RETURN(auto raw_documents, internal::LoadDocuments(text));
   std::vector<Document> documents;
   int index = 0;
   for (absl::StatusOr<json>& raw : raw_documents) {

@@ -9,10 +9,10 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
+#include "base/status_macros.h"
 #include "client-lib/manifest/manifest.h"
 #include "client-lib/manifest/quantity.h"
 #include "client-lib/manifest/reader.h"
-#include "client-lib/manifest/status_macros.h"
 
 namespace kq::manifest {
 namespace internal {
@@ -35,8 +35,7 @@ absl::StatusOr<ResourceList> ReadResourceList(ObjectReader& parent,
   }
   for (const auto& [name, value] : field->items()) {
     const std::string entry_path = KeyPath(path, name);
-    KQ_MANIFEST_ASSIGN_OR_RETURN(std::string text,
-                                 AsQuantity(value, entry_path));
+    KQ_ASSIGN_OR_RETURN(std::string text, AsQuantity(value, entry_path));
     absl::StatusOr<MilliQuantity> quantity = ParseQuantity(text);
     if (!quantity.ok()) {
       return FieldError(entry_path, quantity.status().message());
@@ -49,7 +48,7 @@ absl::StatusOr<ResourceList> ReadResourceList(ObjectReader& parent,
 // sum += addend, resource by resource.
 absl::Status AddInto(const ResourceList& addend, ResourceList& sum) {
   for (const auto& [name, quantity] : addend) {
-    KQ_MANIFEST_ASSIGN_OR_RETURN(sum[name], AddQuantities(sum[name], quantity));
+    KQ_ASSIGN_OR_RETURN(sum[name], AddQuantities(sum[name], quantity));
   }
   return absl::OkStatus();
 }
@@ -70,24 +69,22 @@ absl::StatusOr<ResourceList> ContainerRequests(const json& container,
                                                const std::string& path,
                                                bool* sidecar) {
   // Pod specs are opaque Kubernetes objects here: no unknown-field warnings.
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
-      ObjectReader reader, ObjectReader::Open(container, path, nullptr, false));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<std::string> restart_policy,
-                               reader.String("restartPolicy"));
+  KQ_ASSIGN_OR_RETURN(ObjectReader reader,
+                      ObjectReader::Open(container, path, nullptr, false));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> restart_policy,
+                      reader.String("restartPolicy"));
   if (sidecar != nullptr) {
     *sidecar = restart_policy.has_value() && *restart_policy == "Always";
   }
   ResourceList requests;
   const json* resources = reader.Find("resources");
   if (resources == nullptr) return requests;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
-      ObjectReader resources_reader,
-      ObjectReader::Open(*resources, reader.PathOf("resources"), nullptr,
-                         false));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(requests,
-                               ReadResourceList(resources_reader, "requests"));
-  KQ_MANIFEST_ASSIGN_OR_RETURN(ResourceList limits,
-                               ReadResourceList(resources_reader, "limits"));
+  KQ_ASSIGN_OR_RETURN(ObjectReader resources_reader,
+                      ObjectReader::Open(*resources, reader.PathOf("resources"),
+                                         nullptr, false));
+  KQ_ASSIGN_OR_RETURN(requests, ReadResourceList(resources_reader, "requests"));
+  KQ_ASSIGN_OR_RETURN(ResourceList limits,
+                      ReadResourceList(resources_reader, "limits"));
   for (const auto& [name, quantity] : limits) {
     requests.emplace(name, quantity);  // Keeps an explicit request.
   }
@@ -109,21 +106,20 @@ absl::StatusOr<const json*> FindList(ObjectReader& reader,
 
 absl::StatusOr<std::map<std::string, std::string>> PodRequestsAt(
     const json& pod_spec, absl::string_view path) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(
+  KQ_ASSIGN_OR_RETURN(
       ObjectReader spec,
       ObjectReader::Open(pod_spec, std::string(path), nullptr, false));
 
   // 1. Regular containers run together: their requests add up.
   ResourceList total;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(const json* containers,
-                               FindList(spec, "containers"));
+  KQ_ASSIGN_OR_RETURN(const json* containers, FindList(spec, "containers"));
   if (containers != nullptr) {
     for (size_t i = 0; i < containers->size(); ++i) {
-      KQ_MANIFEST_ASSIGN_OR_RETURN(
+      KQ_ASSIGN_OR_RETURN(
           ResourceList requests,
           ContainerRequests((*containers)[i],
                             IndexPath(spec.PathOf("containers"), i), nullptr));
-      KQ_MANIFEST_RETURN_IF_ERROR(AddInto(requests, total));
+      KQ_RETURN_IF_ERROR(AddInto(requests, total));
     }
   }
 
@@ -134,22 +130,22 @@ absl::StatusOr<std::map<std::string, std::string>> PodRequestsAt(
   //    moments.
   ResourceList sidecars;
   ResourceList init_peak;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(const json* init_containers,
-                               FindList(spec, "initContainers"));
+  KQ_ASSIGN_OR_RETURN(const json* init_containers,
+                      FindList(spec, "initContainers"));
   if (init_containers != nullptr) {
     for (size_t i = 0; i < init_containers->size(); ++i) {
       bool sidecar = false;
-      KQ_MANIFEST_ASSIGN_OR_RETURN(
+      KQ_ASSIGN_OR_RETURN(
           ResourceList requests,
           ContainerRequests((*init_containers)[i],
                             IndexPath(spec.PathOf("initContainers"), i),
                             &sidecar));
       if (sidecar) {
-        KQ_MANIFEST_RETURN_IF_ERROR(AddInto(requests, total));
-        KQ_MANIFEST_RETURN_IF_ERROR(AddInto(requests, sidecars));
+        KQ_RETURN_IF_ERROR(AddInto(requests, total));
+        KQ_RETURN_IF_ERROR(AddInto(requests, sidecars));
         MaxInto(sidecars, init_peak);
       } else {
-        KQ_MANIFEST_RETURN_IF_ERROR(AddInto(sidecars, requests));
+        KQ_RETURN_IF_ERROR(AddInto(sidecars, requests));
         MaxInto(requests, init_peak);
       }
     }
@@ -157,9 +153,9 @@ absl::StatusOr<std::map<std::string, std::string>> PodRequestsAt(
   MaxInto(init_peak, total);
 
   // 3. The RuntimeClass overhead is charged once per pod.
-  KQ_MANIFEST_ASSIGN_OR_RETURN(ResourceList overhead,
-                               ReadResourceList(spec, "overhead"));
-  KQ_MANIFEST_RETURN_IF_ERROR(AddInto(overhead, total));
+  KQ_ASSIGN_OR_RETURN(ResourceList overhead,
+                      ReadResourceList(spec, "overhead"));
+  KQ_RETURN_IF_ERROR(AddInto(overhead, total));
 
   std::map<std::string, std::string> result;
   for (const auto& [name, quantity] : total) {

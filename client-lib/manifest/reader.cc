@@ -16,7 +16,7 @@
 #include "google/protobuf/timestamp.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kq::manifest::internal {
 
@@ -132,7 +132,7 @@ absl::StatusOr<bool> AsBool(const json& value, absl::string_view path) {
 
 absl::StatusOr<google::protobuf::Timestamp> AsTimestamp(
     const json& value, absl::string_view path) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(const std::string text, AsString(value, path));
+  KQ_ASSIGN_OR_RETURN(const std::string text, AsString(value, path));
   absl::Time time;
   std::string error;
   if (!absl::ParseTime(absl::RFC3339_full, text, &time, &error)) {
@@ -172,8 +172,7 @@ absl::StatusOr<std::optional<std::string>> ObjectReader::String(
     absl::string_view key) {
   const json* field = Find(key);
   if (field == nullptr) return std::nullopt;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::string value,
-                               AsString(*field, PathOf(key)));
+  KQ_ASSIGN_OR_RETURN(std::string value, AsString(*field, PathOf(key)));
   return value;
 }
 
@@ -181,8 +180,7 @@ absl::StatusOr<std::optional<std::string>> ObjectReader::Quantity(
     absl::string_view key) {
   const json* field = Find(key);
   if (field == nullptr) return std::nullopt;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::string value,
-                               AsQuantity(*field, PathOf(key)));
+  KQ_ASSIGN_OR_RETURN(std::string value, AsQuantity(*field, PathOf(key)));
   return value;
 }
 
@@ -190,16 +188,15 @@ absl::StatusOr<std::optional<int64_t>> ObjectReader::Integer(
     absl::string_view key, int64_t min, int64_t max) {
   const json* field = Find(key);
   if (field == nullptr) return std::nullopt;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(int64_t value,
-                               AsInteger(*field, PathOf(key), min, max));
+  KQ_ASSIGN_OR_RETURN(int64_t value, AsInteger(*field, PathOf(key), min, max));
   return value;
 }
 
 absl::StatusOr<std::optional<int32_t>> ObjectReader::Int32(
     absl::string_view key) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int64_t> value,
-                               Integer(key, std::numeric_limits<int32_t>::min(),
-                                       std::numeric_limits<int32_t>::max()));
+  KQ_ASSIGN_OR_RETURN(std::optional<int64_t> value,
+                      Integer(key, std::numeric_limits<int32_t>::min(),
+                              std::numeric_limits<int32_t>::max()));
   if (!value.has_value()) return std::nullopt;
   return static_cast<int32_t>(*value);
 }
@@ -207,7 +204,7 @@ absl::StatusOr<std::optional<int32_t>> ObjectReader::Int32(
 absl::StatusOr<std::optional<bool>> ObjectReader::Bool(absl::string_view key) {
   const json* field = Find(key);
   if (field == nullptr) return std::nullopt;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(bool value, AsBool(*field, PathOf(key)));
+  KQ_ASSIGN_OR_RETURN(bool value, AsBool(*field, PathOf(key)));
   return value;
 }
 
@@ -215,33 +212,33 @@ absl::StatusOr<std::optional<google::protobuf::Timestamp>>
 ObjectReader::Timestamp(absl::string_view key) {
   const json* field = Find(key);
   if (field == nullptr) return std::nullopt;
-  KQ_MANIFEST_ASSIGN_OR_RETURN(google::protobuf::Timestamp value,
-                               AsTimestamp(*field, PathOf(key)));
+  KQ_ASSIGN_OR_RETURN(google::protobuf::Timestamp value,
+                      AsTimestamp(*field, PathOf(key)));
   return value;
 }
 
 absl::Status ObjectReader::ReadString(absl::string_view key, std::string* out) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<std::string> value, String(key));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> value, String(key));
   if (value.has_value()) *out = std::move(*value);
   return absl::OkStatus();
 }
 
 absl::Status ObjectReader::ReadQuantity(absl::string_view key,
                                         std::string* out) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<std::string> value, Quantity(key));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> value, Quantity(key));
   if (value.has_value()) *out = std::move(*value);
   return absl::OkStatus();
 }
 
 absl::Status ObjectReader::ReadInt32(absl::string_view key, int32_t* out) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<int32_t> value, Int32(key));
+  KQ_ASSIGN_OR_RETURN(std::optional<int32_t> value, Int32(key));
   if (value.has_value()) *out = *value;
   return absl::OkStatus();
 }
 
 absl::Status ObjectReader::ReadRequiredString(absl::string_view key,
                                               std::string* out) {
-  KQ_MANIFEST_ASSIGN_OR_RETURN(std::optional<std::string> value, String(key));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> value, String(key));
   if (!value.has_value() || value->empty()) {
     return FieldError(PathOf(key), "required");
   }
@@ -261,8 +258,7 @@ absl::Status ReadMap(const json* field, const std::string& path,
     return FieldError(path, "must be an object, got " + JsonTypeName(*field));
   }
   for (const auto& [key, value] : field->items()) {
-    KQ_MANIFEST_ASSIGN_OR_RETURN(std::string text,
-                                 convert(value, KeyPath(path, key)));
+    KQ_ASSIGN_OR_RETURN(std::string text, convert(value, KeyPath(path, key)));
     (*out)[key] = std::move(text);
   }
   return absl::OkStatus();
@@ -298,8 +294,8 @@ absl::Status ObjectReader::ReadStringList(
     return FieldError(path, "must be a list, got " + JsonTypeName(*field));
   }
   for (size_t i = 0; i < field->size(); ++i) {
-    KQ_MANIFEST_ASSIGN_OR_RETURN(std::string value,
-                                 AsString((*field)[i], IndexPath(path, i)));
+    KQ_ASSIGN_OR_RETURN(std::string value,
+                        AsString((*field)[i], IndexPath(path, i)));
     out->Add(std::move(value));
   }
   return absl::OkStatus();

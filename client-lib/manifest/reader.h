@@ -21,7 +21,7 @@
 #include "google/protobuf/timestamp.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kq::manifest::internal {
 
@@ -62,9 +62,9 @@ absl::StatusOr<google::protobuf::Timestamp> AsTimestamp(
 // the warnings list; both must outlive the reader. Thread-compatible.
 //
 // Example:
-//   KQ_MANIFEST_ASSIGN_OR_RETURN(ObjectReader spec,
+//   KQ_ASSIGN_OR_RETURN(ObjectReader spec,
 //                                ObjectReader::Open(json, "spec", &warnings));
-//   KQ_MANIFEST_RETURN_IF_ERROR(
+//   KQ_RETURN_IF_ERROR(
 //       spec.ReadString("clusterQueue", lq.mutable_cluster_queue()));
 //   spec.WarnUnknown();
 class ObjectReader {
@@ -147,10 +147,10 @@ class ObjectReader {
                         "must be a list, got " + JsonTypeName(*list));
     }
     for (size_t i = 0; i < list->size(); ++i) {
-      KQ_MANIFEST_ASSIGN_OR_RETURN(
+      KQ_ASSIGN_OR_RETURN(
           ObjectReader item,
           Open((*list)[i], IndexPath(list_path, i), warnings_, warn_unknown_));
-      KQ_MANIFEST_RETURN_IF_ERROR(fn(item));
+      KQ_RETURN_IF_ERROR(fn(item));
       item.WarnUnknown();
     }
     return absl::OkStatus();
@@ -171,10 +171,9 @@ class ObjectReader {
   absl::Status ReadObjectImpl(absl::string_view key, bool warn_unknown, Fn fn) {
     const nlohmann::json* field = Find(key);
     if (field == nullptr) return absl::OkStatus();
-    KQ_MANIFEST_ASSIGN_OR_RETURN(
-        ObjectReader nested,
-        Open(*field, PathOf(key), warnings_, warn_unknown));
-    KQ_MANIFEST_RETURN_IF_ERROR(fn(nested));
+    KQ_ASSIGN_OR_RETURN(ObjectReader nested,
+                        Open(*field, PathOf(key), warnings_, warn_unknown));
+    KQ_RETURN_IF_ERROR(fn(nested));
     nested.WarnUnknown();
     return absl::OkStatus();
   }

@@ -26,9 +26,9 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
+#include "base/status_macros.h"
 #include "client-lib/manifest/manifest.h"
 #include "client-lib/manifest/reader.h"
-#include "client-lib/manifest/status_macros.h"
 
 namespace kq::manifest {
 namespace internal {

@@ -9,9 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 
+#include "base/status_macros.h"
 #include "server/cache/fair_sharing.h"
 #include "server/common/check.h"
-#include "server/common/status_macros.h"
 #include "server/core/validation.h"
 #include "server/preemption/classical.h"
 #include "server/preemption/oracle.h"

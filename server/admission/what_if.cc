@@ -8,7 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 
-#include "server/common/status_macros.h"
+#include "base/status_macros.h"
 #include "server/core/validation.h"
 #include "server/preemption/classical.h"
 

@@ -18,7 +18,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
 
-#include "server/common/status_macros.h"
+#include "base/status_macros.h"
 #include "server/core/shape_key.h"
 
 namespace kq::codec {

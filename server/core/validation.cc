@@ -12,7 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 
-#include "server/common/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kq {
 namespace {

@@ -17,13 +17,13 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "spdlog/spdlog.h"
 
+#include "base/status_macros.h"
 #include "client-lib/manifest/manifest.h"
 #include "server/api/admit_calls.h"
 #include "server/api/in_flight_calls.h"
 #include "server/api/services.h"
 #include "server/codec/codec.h"
 #include "server/common/clock.h"
-#include "server/common/status_macros.h"
 #include "server/engine/engine.h"
 #include "server/store/sqlite/sqlite_store.h"
 

@@ -9,7 +9,7 @@
 #include "absl/synchronization/notification.h"
 #include "spdlog/spdlog.h"
 
-#include "server/common/status_macros.h"
+#include "base/status_macros.h"
 #include "server/core/validation.h"
 
 namespace kq::engine {

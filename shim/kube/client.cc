@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-#include "shim/kube/status_macros.h"
+#include "base/status_macros.h"
 #include "shim/kube/transport.h"
 
 namespace kq::shim::kube {
@@ -88,8 +88,8 @@ class CurlClient final : public Client {
 
   absl::StatusOr<std::string> ServerVersion() override {
     HttpRequest request{.method = "GET", .path = "/version"};
-    KQ_KUBE_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
-    KQ_KUBE_ASSIGN_OR_RETURN(json info, ParseBody(request, response));
+    KQ_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
+    KQ_ASSIGN_OR_RETURN(json info, ParseBody(request, response));
     std::string version = StringAt(info, "gitVersion");
     if (version.empty()) {
       return absl::InternalError("GET /version: no gitVersion in the answer");
@@ -106,7 +106,7 @@ class CurlClient final : public Client {
     HttpRequest request{
         .method = "GET",
         .path = ResourcePath(resource, NamespaceFor(resource, ns), name)};
-    KQ_KUBE_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
+    KQ_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
     return ParseBody(request, response);
   }
 
@@ -232,7 +232,7 @@ class CurlClient final : public Client {
         .method = "POST",
         .path = ResourcePath(resource, NamespaceFor(resource, ns, &object)),
         .body = Dump(object)};
-    KQ_KUBE_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
+    KQ_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
     return ParseBody(request, response);
   }
 
@@ -248,7 +248,7 @@ class CurlClient final : public Client {
         .path =
             ResourcePath(resource, NamespaceFor(resource, ns, &object), name),
         .body = Dump(object)};
-    KQ_KUBE_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
+    KQ_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
     return ParseBody(request, response);
   }
 
@@ -274,7 +274,7 @@ class CurlClient final : public Client {
         request.content_type = "application/strategic-merge-patch+json";
         break;
     }
-    KQ_KUBE_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
+    KQ_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
     return ParseBody(request, response);
   }
 
@@ -333,9 +333,8 @@ class CurlClient final : public Client {
       if (!continue_token.empty()) {
         AddQuery(request.path, "continue", continue_token);
       }
-      KQ_KUBE_ASSIGN_OR_RETURN(HttpResponse response,
-                               transport_->Send(request));
-      KQ_KUBE_ASSIGN_OR_RETURN(json list, ParseBody(request, response));
+      KQ_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(request));
+      KQ_ASSIGN_OR_RETURN(json list, ParseBody(request, response));
       const json& metadata = ObjectAt(list, "metadata");
       // Every page of one list carries the snapshot's resourceVersion.
       result.resource_version = StringAt(metadata, "resourceVersion");
@@ -390,8 +389,8 @@ std::string ResourcePath(const Resource& resource, const std::string& ns,
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(Config config,
                                                        ClientOptions options) {
-  KQ_KUBE_ASSIGN_OR_RETURN(std::unique_ptr<HttpTransport> transport,
-                           HttpTransport::Create(config, options));
+  KQ_ASSIGN_OR_RETURN(std::unique_ptr<HttpTransport> transport,
+                      HttpTransport::Create(config, options));
   std::string ns = config.default_namespace.empty() ? std::string("default")
                                                     : config.default_namespace;
   return std::unique_ptr<Client>(

@@ -18,8 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "yaml-cpp/yaml.h"
 
+#include "base/status_macros.h"
 #include "shim/kube/client.h"
-#include "shim/kube/status_macros.h"
 
 namespace kq::shim::kube {
 namespace {
@@ -42,14 +42,14 @@ class KubeconfigReader {
     // 1. The context: the one asked for, else current-context.
     std::string context_name = wanted_context;
     if (context_name.empty()) {
-      KQ_KUBE_ASSIGN_OR_RETURN(
-          context_name, Scalar(root_, "current-context", "current-context"));
+      KQ_ASSIGN_OR_RETURN(context_name,
+                          Scalar(root_, "current-context", "current-context"));
       if (context_name.empty()) {
         return Invalid("current-context", "not set and no context was given");
       }
     }
-    KQ_KUBE_ASSIGN_OR_RETURN(std::optional<YAML::Node> found_context,
-                             Named("contexts", "context", context_name));
+    KQ_ASSIGN_OR_RETURN(std::optional<YAML::Node> found_context,
+                        Named("contexts", "context", context_name));
     if (!found_context.has_value()) {
       return Invalid(wanted_context.empty() ? "current-context" : "contexts",
                      absl::StrCat("context \"", context_name, "\" not found"));
@@ -59,14 +59,14 @@ class KubeconfigReader {
         absl::StrCat("contexts[name=\"", context_name, "\"].context");
 
     // 2. Its cluster: where the server is and how to trust it.
-    KQ_KUBE_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(
         std::string cluster_name,
         Scalar(context, "cluster", absl::StrCat(context_path, ".cluster")));
     if (cluster_name.empty()) {
       return Invalid(absl::StrCat(context_path, ".cluster"), "missing");
     }
-    KQ_KUBE_ASSIGN_OR_RETURN(std::optional<YAML::Node> found_cluster,
-                             Named("clusters", "cluster", cluster_name));
+    KQ_ASSIGN_OR_RETURN(std::optional<YAML::Node> found_cluster,
+                        Named("clusters", "cluster", cluster_name));
     if (!found_cluster.has_value()) {
       return Invalid(absl::StrCat(context_path, ".cluster"),
                      absl::StrCat("cluster \"", cluster_name, "\" not found"));
@@ -74,7 +74,7 @@ class KubeconfigReader {
     const YAML::Node cluster = *found_cluster;
     const std::string cluster_path =
         absl::StrCat("clusters[name=\"", cluster_name, "\"].cluster");
-    KQ_KUBE_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(
         config.server,
         Scalar(cluster, "server", absl::StrCat(cluster_path, ".server")));
     if (config.server.empty()) {
@@ -85,32 +85,31 @@ class KubeconfigReader {
       return Invalid(absl::StrCat(cluster_path, ".server"),
                      absl::StrCat("\"", config.server, "\" is not a URL"));
     }
-    KQ_KUBE_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(
         config.certificate_authority_data,
         Base64(cluster, "certificate-authority-data", cluster_path));
-    KQ_KUBE_ASSIGN_OR_RETURN(
-        config.certificate_authority_file,
-        File(cluster, "certificate-authority", cluster_path));
-    KQ_KUBE_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(config.certificate_authority_file,
+                        File(cluster, "certificate-authority", cluster_path));
+    KQ_ASSIGN_OR_RETURN(
         config.insecure_skip_tls_verify,
         Bool(cluster, "insecure-skip-tls-verify", cluster_path));
 
     // 3. Its user: how to authenticate (none when the context names none).
-    KQ_KUBE_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(
         std::string user_name,
         Scalar(context, "user", absl::StrCat(context_path, ".user")));
     if (!user_name.empty()) {
-      KQ_KUBE_ASSIGN_OR_RETURN(std::optional<YAML::Node> user,
-                               Named("users", "user", user_name));
+      KQ_ASSIGN_OR_RETURN(std::optional<YAML::Node> user,
+                          Named("users", "user", user_name));
       if (!user.has_value()) {
         return Invalid(absl::StrCat(context_path, ".user"),
                        absl::StrCat("user \"", user_name, "\" not found"));
       }
-      KQ_KUBE_RETURN_IF_ERROR(ReadUser(*user, user_name, config));
+      KQ_RETURN_IF_ERROR(ReadUser(*user, user_name, config));
     }
 
     // 4. The namespace.
-    KQ_KUBE_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(
         std::string ns,
         Scalar(context, "namespace", absl::StrCat(context_path, ".namespace")));
     config.default_namespace = ns.empty() ? "default" : ns;
@@ -139,20 +138,19 @@ class KubeconfigReader {
                          ": basic authentication is not supported"));
       }
     }
-    KQ_KUBE_ASSIGN_OR_RETURN(
+    KQ_ASSIGN_OR_RETURN(
         config.bearer_token,
         Scalar(user, "token", absl::StrCat(user_path, ".token")));
-    KQ_KUBE_ASSIGN_OR_RETURN(config.bearer_token_file,
-                             File(user, "tokenFile", user_path));
-    KQ_KUBE_ASSIGN_OR_RETURN(
-        config.client_certificate_data,
-        Base64(user, "client-certificate-data", user_path));
-    KQ_KUBE_ASSIGN_OR_RETURN(config.client_certificate_file,
-                             File(user, "client-certificate", user_path));
-    KQ_KUBE_ASSIGN_OR_RETURN(config.client_key_data,
-                             Base64(user, "client-key-data", user_path));
-    KQ_KUBE_ASSIGN_OR_RETURN(config.client_key_file,
-                             File(user, "client-key", user_path));
+    KQ_ASSIGN_OR_RETURN(config.bearer_token_file,
+                        File(user, "tokenFile", user_path));
+    KQ_ASSIGN_OR_RETURN(config.client_certificate_data,
+                        Base64(user, "client-certificate-data", user_path));
+    KQ_ASSIGN_OR_RETURN(config.client_certificate_file,
+                        File(user, "client-certificate", user_path));
+    KQ_ASSIGN_OR_RETURN(config.client_key_data,
+                        Base64(user, "client-key-data", user_path));
+    KQ_ASSIGN_OR_RETURN(config.client_key_file,
+                        File(user, "client-key", user_path));
     const bool has_cert = !config.client_certificate_data.empty() ||
                           !config.client_certificate_file.empty();
     const bool has_key =
@@ -207,7 +205,7 @@ class KubeconfigReader {
                                      const std::string& key,
                                      const std::string& parent) const {
     const std::string field = absl::StrCat(parent, ".", key);
-    KQ_KUBE_ASSIGN_OR_RETURN(std::string encoded, Scalar(map, key, field));
+    KQ_ASSIGN_OR_RETURN(std::string encoded, Scalar(map, key, field));
     if (encoded.empty()) return encoded;
     encoded.erase(
         std::remove_if(encoded.begin(), encoded.end(),
@@ -224,8 +222,8 @@ class KubeconfigReader {
   absl::StatusOr<std::string> File(const YAML::Node& map,
                                    const std::string& key,
                                    const std::string& parent) const {
-    KQ_KUBE_ASSIGN_OR_RETURN(std::string file,
-                             Scalar(map, key, absl::StrCat(parent, ".", key)));
+    KQ_ASSIGN_OR_RETURN(std::string file,
+                        Scalar(map, key, absl::StrCat(parent, ".", key)));
     if (file.empty() || std::filesystem::path(file).is_absolute()) {
       return file;
     }
@@ -245,7 +243,7 @@ class KubeconfigReader {
       const YAML::Node entry = entries[i];
       const std::string entry_path = absl::StrCat(list, "[", i, "]");
       if (!entry.IsMap()) return Invalid(entry_path, "not a mapping");
-      KQ_KUBE_ASSIGN_OR_RETURN(
+      KQ_ASSIGN_OR_RETURN(
           std::string entry_name,
           Scalar(entry, "name", absl::StrCat(entry_path, ".name")));
       if (entry_name != name) continue;

@@ -20,7 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 
-#include "shim/kube/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kq::shim::kube {
 namespace {
@@ -306,7 +306,7 @@ struct HttpTransport::Impl {
   absl::Status Prepare(CURL* handle, const HttpRequest& request,
                        absl::Duration timeout, Exchange& exchange,
                        Headers& headers, char* error) {
-    KQ_KUBE_ASSIGN_OR_RETURN(std::string bearer, BearerToken());
+    KQ_ASSIGN_OR_RETURN(std::string bearer, BearerToken());
     curl_slist* list = nullptr;
     list = curl_slist_append(list, "Accept: application/json");
     // libcurl would otherwise wait for 100 Continue on large bodies.
@@ -425,21 +425,20 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(
   // Inline data wins over a file, as in client-go.
   impl->ca_pem = config.certificate_authority_data;
   if (impl->ca_pem.empty() && !config.certificate_authority_file.empty()) {
-    KQ_KUBE_ASSIGN_OR_RETURN(impl->ca_pem,
-                             ReadWholeFile(config.certificate_authority_file,
-                                           "certificate authority file"));
+    KQ_ASSIGN_OR_RETURN(impl->ca_pem,
+                        ReadWholeFile(config.certificate_authority_file,
+                                      "certificate authority file"));
   }
   impl->cert_pem = config.client_certificate_data;
   if (impl->cert_pem.empty() && !config.client_certificate_file.empty()) {
-    KQ_KUBE_ASSIGN_OR_RETURN(impl->cert_pem,
-                             ReadWholeFile(config.client_certificate_file,
-                                           "client certificate file"));
+    KQ_ASSIGN_OR_RETURN(impl->cert_pem,
+                        ReadWholeFile(config.client_certificate_file,
+                                      "client certificate file"));
   }
   impl->key_pem = config.client_key_data;
   if (impl->key_pem.empty() && !config.client_key_file.empty()) {
-    KQ_KUBE_ASSIGN_OR_RETURN(
-        impl->key_pem,
-        ReadWholeFile(config.client_key_file, "client key file"));
+    KQ_ASSIGN_OR_RETURN(impl->key_pem, ReadWholeFile(config.client_key_file,
+                                                     "client key file"));
   }
   if (impl->cert_pem.empty() != impl->key_pem.empty()) {
     return absl::InvalidArgumentError(

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 
-#include "server/common/status_macros.h"
+#include "base/status_macros.h"
 #include "server/store/sqlite/handle.h"
 #include "server/store/sqlite/transaction.h"
 

@@ -15,9 +15,9 @@
 #include "kq/v1/workload.pb.h"
 #include "spdlog/spdlog.h"
 
+#include "base/status_macros.h"
 #include "migrations/migrations.h"
 #include "server/codec/codec.h"
-#include "server/common/status_macros.h"
 #include "server/store/sqlite/migrator.h"
 #include "server/store/sqlite/statements.h"
 

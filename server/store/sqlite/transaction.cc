@@ -4,7 +4,7 @@
 
 #include "spdlog/spdlog.h"
 
-#include "server/common/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kq::store::sqlite {
 

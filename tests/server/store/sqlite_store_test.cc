@@ -16,8 +16,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
+#include "base/status_macros.h"
 #include "migrations/migrations.h"
-#include "server/common/status_macros.h"
 #include "server/store/sqlite/handle.h"
 #include "server/store/sqlite/migrator.h"
 #include "server/store/sqlite/statements.h"

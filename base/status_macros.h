@@ -1,5 +1,8 @@
 #pragma once
 
+// Status propagation for all of kq: server, client-lib, cli and shim include
+// this one header (base/ is below them all).
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
