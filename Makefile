@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:7070
 DATA_DIR ?= ./data
 
-.PHONY: all deps configure build run test format format-check bench clean
+.PHONY: all deps configure build run test format format-check include-check bench clean
 
 all: build
 
@@ -29,6 +29,7 @@ run: build
 test: DEPS_FLAGS = --with-slurm
 test: build
 	@bash scripts/check-format.sh
+	@python3 scripts/check-includes.py
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
 # Builds kq-bench, kqd and kq and runs every benchmark, the Slurm comparison
@@ -45,6 +46,9 @@ format:
 
 format-check:
 	@bash scripts/check-format.sh
+
+include-check:
+	@python3 scripts/check-includes.py
 
 clean:
 	@rm -rf $(BUILD_DIR)
