@@ -48,11 +48,6 @@ const KindInfo& InfoOf(Kind kind);
 // The kind held by `object`; InvalidArgument when its oneof is empty.
 absl::StatusOr<Kind> KindOf(const v1::ConfigObject& object);
 
-// The metadata of whichever object `object` holds (an empty ObjectMeta when
-// none is set).
-const v1::ObjectMeta& MetadataOf(const v1::ConfigObject& object);
-v1::ObjectMeta* MutableMetadataOf(v1::ConfigObject* object);
-
 // "clusterqueue.kueue.x-k8s.io/NAME", as kubectl prints objects.
 std::string QualifiedName(Kind kind, absl::string_view name);
 

@@ -12,6 +12,7 @@
 #include "kq/v1/admin_service.pb.h"
 
 #include "client-lib/manifest/manifest.h"
+#include "proto/util/config_object.h"
 
 namespace kq::cli {
 namespace {
@@ -49,7 +50,7 @@ std::string ResultName(const v1::ApplyResult& result) {
   if (!kind.ok()) {
     return "<unknown>";
   }
-  return QualifiedName(*kind, MetadataOf(result.object()).name());
+  return QualifiedName(*kind, proto_util::MetaOf(result.object()).name());
 }
 
 }  // namespace

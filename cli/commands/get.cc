@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 
 #include "client-lib/manifest/manifest.h"
+#include "proto/util/config_object.h"
 
 namespace kq::cli {
 namespace {
@@ -130,7 +131,8 @@ int RunGet(const GetOptions& options, CommandContext& ctx) {
   }
   if (output == "name") {
     for (const v1::ConfigObject& object : fetched->objects) {
-      ctx.out << QualifiedName(kind->kind, MetadataOf(object).name()) << "\n";
+      ctx.out << QualifiedName(kind->kind, proto_util::MetaOf(object).name())
+              << "\n";
     }
     for (const v1::Workload& workload : fetched->workloads) {
       ctx.out << QualifiedName(Kind::kWorkload, workload.metadata().name())

@@ -17,6 +17,8 @@
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
 
+#include "proto/util/config_object.h"
+
 namespace kq::cli {
 namespace {
 
@@ -470,7 +472,7 @@ std::string DescribeObject(const v1::ConfigObject& object, absl::Time now) {
     return "";
   }
   const bool core = *kind == Kind::kNamespace;
-  WriteHeader(w, MetadataOf(object), core ? "v1" : kKueueApiVersion,
+  WriteHeader(w, proto_util::MetaOf(object), core ? "v1" : kKueueApiVersion,
               InfoOf(*kind).name, now);
   switch (*kind) {
     case Kind::kClusterQueue:

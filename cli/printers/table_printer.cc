@@ -15,6 +15,8 @@
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
 
+#include "proto/util/config_object.h"
+
 namespace kq::cli {
 namespace {
 
@@ -59,7 +61,7 @@ std::string DefaultIfEmpty(const std::string& value, const char* fallback) {
 
 Row ObjectRow(Kind kind, const v1::ConfigObject& object, bool wide,
               absl::Time now) {
-  const v1::ObjectMeta& metadata = MetadataOf(object);
+  const v1::ObjectMeta& metadata = proto_util::MetaOf(object);
   const std::string age = FormatAge(metadata.creation_timestamp(), now);
   Row row;
   switch (kind) {
@@ -195,7 +197,8 @@ std::string PrintObjectTable(Kind kind,
   Table table(options.all_namespaces && InfoOf(kind).namespaced,
               ObjectHeader(kind, options.wide));
   for (const v1::ConfigObject& object : objects) {
-    table.Add(MetadataOf(object), ObjectRow(kind, object, options.wide, now));
+    table.Add(proto_util::MetaOf(object),
+              ObjectRow(kind, object, options.wide, now));
   }
   return table.Render();
 }

@@ -12,6 +12,7 @@
 #include "nlohmann/json.hpp"
 
 #include "client-lib/manifest/manifest.h"
+#include "proto/util/config_object.h"
 
 namespace kq::cli {
 namespace {
@@ -105,9 +106,9 @@ std::string WatchEventKind(const v1::WatchEvent& event) {
 }
 
 std::string WatchEventName(const v1::WatchEvent& event) {
-  const v1::ObjectMeta& metadata = event.has_workload()
-                                       ? event.workload().metadata()
-                                       : MetadataOf(event.config_object());
+  const v1::ObjectMeta& metadata =
+      event.has_workload() ? event.workload().metadata()
+                           : proto_util::MetaOf(event.config_object());
   if (metadata.namespace_().empty()) {
     return metadata.name();
   }

@@ -32,6 +32,7 @@
 #include "kq/v1/queue_service.grpc.pb.h"
 
 #include "kq/client/client.h"
+#include "proto/util/config_object.h"
 
 namespace kq::client {
 namespace {
@@ -144,37 +145,13 @@ bool StreamRetryable(absl::StatusCode code) {
 // What identifies an object within one revision: kind, namespace, name.
 using EventKey = std::tuple<std::string, std::string, std::string>;
 
-const v1::ObjectMeta& ConfigMeta(const v1::ConfigObject& o) {
-  switch (o.kind_case()) {
-    case v1::ConfigObject::kNamespace:
-      return o.namespace_().metadata();
-    case v1::ConfigObject::kResourceFlavor:
-      return o.resource_flavor().metadata();
-    case v1::ConfigObject::kClusterQueue:
-      return o.cluster_queue().metadata();
-    case v1::ConfigObject::kCohort:
-      return o.cohort().metadata();
-    case v1::ConfigObject::kLocalQueue:
-      return o.local_queue().metadata();
-    case v1::ConfigObject::kWorkloadPriorityClass:
-      return o.workload_priority_class().metadata();
-    case v1::ConfigObject::kAdmissionCheck:
-      return o.admission_check().metadata();
-    case v1::ConfigObject::kProvisioningRequestConfig:
-      return o.provisioning_request_config().metadata();
-    case v1::ConfigObject::KIND_NOT_SET:
-      break;
-  }
-  return v1::ObjectMeta::default_instance();
-}
-
 EventKey KeyOf(const v1::WatchEvent& event) {
   if (event.has_workload()) {
     const v1::ObjectMeta& meta = event.workload().metadata();
     return {"Workload", meta.namespace_(), meta.name()};
   }
   const v1::ConfigObject& o = event.config_object();
-  const v1::ObjectMeta& meta = ConfigMeta(o);
+  const v1::ObjectMeta& meta = proto_util::MetaOf(o);
   // The oneof field number tells the kinds apart.
   return {absl::StrCat(static_cast<int>(o.kind_case())), meta.namespace_(),
           meta.name()};

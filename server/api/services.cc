@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "proto/util/config_object.h"
 #include "server/api/proto_convert.h"
 #include "server/api/status_convert.h"
 #include "server/codec/codec.h"
@@ -19,30 +20,6 @@ std::string ItemName(const std::string& field, int index,
   std::string name = meta.name().empty() ? meta.generate_name() : meta.name();
   if (!meta.namespace_().empty()) name = meta.namespace_() + "/" + name;
   return absl::StrCat(field, "[", index, "] (", kind, " \"", name, "\")");
-}
-
-const v1::ObjectMeta& MetaOf(const v1::ConfigObject& o) {
-  switch (o.kind_case()) {
-    case v1::ConfigObject::kNamespace:
-      return o.namespace_().metadata();
-    case v1::ConfigObject::kResourceFlavor:
-      return o.resource_flavor().metadata();
-    case v1::ConfigObject::kClusterQueue:
-      return o.cluster_queue().metadata();
-    case v1::ConfigObject::kCohort:
-      return o.cohort().metadata();
-    case v1::ConfigObject::kLocalQueue:
-      return o.local_queue().metadata();
-    case v1::ConfigObject::kWorkloadPriorityClass:
-      return o.workload_priority_class().metadata();
-    case v1::ConfigObject::kAdmissionCheck:
-      return o.admission_check().metadata();
-    case v1::ConfigObject::kProvisioningRequestConfig:
-      return o.provisioning_request_config().metadata();
-    case v1::ConfigObject::KIND_NOT_SET:
-      break;
-  }
-  return v1::ObjectMeta::default_instance();
 }
 
 absl::StatusOr<ObjectKey> ParseKey(const std::string& kind_text,
@@ -168,8 +145,8 @@ grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
                    ->name();
       }
       return ToGrpcStatus(absl::InvalidArgumentError(
-          absl::StrCat(ItemName("objects", i, kind, MetaOf(proto)), ": ",
-                       object.status().message())));
+          absl::StrCat(ItemName("objects", i, kind, proto_util::MetaOf(proto)),
+                       ": ", object.status().message())));
     }
     objects.push_back(*std::move(object));
   }

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "kq/v1/objects.pb.h"
 
+#include "proto/util/config_object.h"
 #include "tests/cli/test_objects.h"
 
 namespace kq::cli {
@@ -73,17 +74,17 @@ TEST(KindsTest, QualifiedNamesAreKubectls) {
 }
 
 TEST(KindsTest, MetadataOfEveryOneofMember) {
-  EXPECT_EQ(MetadataOf(testing::GpuFlavor()).name(), "gpu-a100");
-  EXPECT_EQ(MetadataOf(testing::MlJobsQueue()).namespace_(), "team-ml");
-  EXPECT_EQ(MetadataOf(testing::TeamMlNamespace()).name(), "team-ml");
-  EXPECT_EQ(MetadataOf(v1::ConfigObject()).name(), "");
+  EXPECT_EQ(proto_util::MetaOf(testing::GpuFlavor()).name(), "gpu-a100");
+  EXPECT_EQ(proto_util::MetaOf(testing::MlJobsQueue()).namespace_(), "team-ml");
+  EXPECT_EQ(proto_util::MetaOf(testing::TeamMlNamespace()).name(), "team-ml");
+  EXPECT_EQ(proto_util::MetaOf(v1::ConfigObject()).name(), "");
   EXPECT_EQ(*KindOf(testing::ProvisioningCheck()), Kind::kAdmissionCheck);
   EXPECT_EQ(*KindOf(testing::GpuProvisionConfig()),
             Kind::kProvisioningRequestConfig);
-  EXPECT_EQ(MetadataOf(testing::GpuProvisionConfig()).name(),
+  EXPECT_EQ(proto_util::MetaOf(testing::GpuProvisionConfig()).name(),
             "gpu-provision-config");
   v1::ConfigObject config = testing::GpuProvisionConfig();
-  MutableMetadataOf(&config)->set_name("renamed");
+  proto_util::MutableMetaOf(&config)->set_name("renamed");
   EXPECT_EQ(config.provisioning_request_config().metadata().name(), "renamed");
   EXPECT_EQ(QualifiedName(Kind::kProvisioningRequestConfig, "c"),
             "provisioningrequestconfig.kueue.x-k8s.io/c");
