@@ -10,6 +10,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "spdlog/spdlog.h"
 
+#include "proto/util/workload.h"
 #include "shim/common/metrics.h"
 
 namespace kq::shim::jobs {
@@ -56,33 +57,10 @@ void DescribeMetrics() {
   m.Describe(kReachable, "gauge", "1 when kqd answered the last call.");
 }
 
-const v1::Condition* FindCondition(const v1::Workload& wl,
-                                   const std::string& type) {
-  for (const v1::Condition& c : wl.status().conditions()) {
-    if (c.type() == type) return &c;
-  }
-  return nullptr;
-}
-
-bool IsConditionTrue(const v1::Workload& wl, const std::string& type) {
-  const v1::Condition* c = FindCondition(wl, type);
-  return c != nullptr && c->status() == "True";
-}
-
-// Kueue's workload.HasQuotaReservation / IsAdmitted / IsEvicted /
-// IsFinished.
-bool HoldsQuota(const v1::Workload& wl) {
-  return wl.status().has_admission() && IsConditionTrue(wl, "QuotaReserved");
-}
-bool IsAdmitted(const v1::Workload& wl) {
-  return IsConditionTrue(wl, "Admitted");
-}
-bool IsEvicted(const v1::Workload& wl) {
-  return IsConditionTrue(wl, "Evicted");
-}
-bool IsWorkloadFinished(const v1::Workload& wl) {
-  return IsConditionTrue(wl, "Finished");
-}
+using proto_util::FindCondition;
+using proto_util::HasQuotaReservation;
+using proto_util::IsAdmitted;
+using proto_util::IsEvicted;
 
 int64_t ReadyPods(const json& job) {
   if (!job.is_object() || !job.contains("status")) return 0;
@@ -317,7 +295,7 @@ void JobController::OnWorkloadsListed(const v1::ListWorkloadsResponse& listed) {
     for (const v1::Workload& wl : listed.workloads()) {
       std::optional<JobOwner> owner = OwnerOfWorkload(wl);
       if (!owner || !ShouldManage(owner->key.namespace_name) ||
-          IsWorkloadFinished(wl)) {
+          proto_util::IsFinished(wl)) {
         continue;
       }
       workloads_[owner->key][wl.metadata().name()] = owner->uid;
@@ -338,7 +316,7 @@ void JobController::OnWorkloadEvent(const v1::WatchEvent& event) {
   if (!owner || !ShouldManage(owner->key.namespace_name)) return;
   {
     absl::MutexLock lock(&mu_);
-    if (event.type() == v1::WatchEvent::DELETED || IsWorkloadFinished(wl)) {
+    if (event.type() == v1::WatchEvent::DELETED || proto_util::IsFinished(wl)) {
       auto it = workloads_.find(owner->key);
       if (it != workloads_.end()) {
         it->second.erase(wl.metadata().name());
@@ -548,7 +526,7 @@ absl::Status JobController::Reconcile(const JobKey& key) {
 
   // 2. kqd finished the Workload (cancelled it, or it failed to start)
   // while the Job still runs: Kueue stops a Job whose Workload is gone.
-  if (wl != nullptr && IsWorkloadFinished(*wl)) {
+  if (wl != nullptr && proto_util::IsFinished(*wl)) {
     Detach(key);
     if (!finish.finished && !SuspendRequested(*job)) {
       const v1::Condition* c = FindCondition(*wl, "Finished");
@@ -597,7 +575,7 @@ absl::Status JobController::Reconcile(const JobKey& key) {
     // someone else suspended the Job.
     if (HasOriginalPodScheduling(*job))
       return ContinueStop(key, *job, &*response);
-    if (HoldsQuota(*wl)) return ConfirmStopped(key, *wl);
+    if (HasQuotaReservation(*wl)) return ConfirmStopped(key, *wl);
     Detach(key);
     return absl::OkStatus();
   }
@@ -605,7 +583,7 @@ absl::Status JobController::Reconcile(const JobKey& key) {
   // 6. Suspended: start it once admitted.
   if (IsSuspended(*job)) {
     if (IsAdmitted(*wl)) return Start(key, *job, *response);
-    if (HoldsQuota(*wl)) RecordAdmissionCheckUpdate(key, *job, *wl);
+    if (HasQuotaReservation(*wl)) RecordAdmissionCheckUpdate(key, *job, *wl);
     return absl::OkStatus();
   }
 
@@ -754,7 +732,7 @@ absl::Status JobController::FinishForJob(const JobKey& key, const json& job,
   const std::string& name = wl.metadata().name();
   const JobFinish finish = Finished(job);
   bool done = false;
-  if (HoldsQuota(wl)) {
+  if (HasQuotaReservation(wl)) {
     absl::StatusOr<v1::Workload> finished = kq_.FinishWorkload(
         key.namespace_name, name, finish.succeeded, finish.message);
     if (finished.ok()) {
@@ -938,7 +916,7 @@ absl::Status JobController::EnsureAttached(const JobKey& key,
 
 void JobController::SyncReclaimablePods(const JobKey& key, const json& job,
                                         const v1::Workload& wl) {
-  if (!HoldsQuota(wl)) return;
+  if (!HasQuotaReservation(wl)) return;
   std::vector<v1::ReclaimablePod> want = ReclaimablePods(job);
   if (want.empty()) return;
   int32_t count = want[0].count();

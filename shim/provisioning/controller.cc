@@ -11,11 +11,13 @@
 #include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
 
+#include "proto/util/workload.h"
 #include "shim/common/metrics.h"
 #include "shim/kube/reflector.h"
 #include "shim/provisioning/provisioning.h"
 
 namespace kq::shim::provisioning {
+using proto_util::IsFinished;
 namespace {
 
 constexpr char kReconciled[] = "kq_shim_provisioning_reconciles_total";

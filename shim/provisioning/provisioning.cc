@@ -14,10 +14,14 @@
 
 #include "client-lib/manifest/proto_json.h"
 #include "client-lib/manifest/quantity.h"
+#include "proto/util/workload.h"
 #include "shim/common/object_helpers.h"
 #include "shim/jobs/job_workload.h"
 
 namespace kq::shim::provisioning {
+using proto_util::IsActive;
+using proto_util::IsAdmitted;
+using proto_util::IsFinished;
 namespace {
 
 // controller.go: 253 (a name's limit) minus "-" and the hash.
@@ -29,13 +33,6 @@ std::string StringField(const json& object, absl::string_view key) {
   const json* field = Field(object, key);
   return field != nullptr && field->is_string() ? field->get<std::string>()
                                                 : "";
-}
-
-bool IsConditionTrue(const v1::Workload& wl, absl::string_view type) {
-  for (const v1::Condition& c : wl.status().conditions()) {
-    if (c.type() == type) return c.status() == "True";
-  }
-  return false;
 }
 
 // Kueue's getProvisioningRequestNamePrefix.
@@ -324,34 +321,6 @@ std::string ConditionMessage(const json& request, absl::string_view type) {
 
 // ---- Workloads
 // ------------------------------------------------------------------
-
-bool HasQuotaReservation(const v1::Workload& wl) {
-  return wl.status().has_admission() && IsConditionTrue(wl, "QuotaReserved");
-}
-
-bool IsAdmitted(const v1::Workload& wl) {
-  return IsConditionTrue(wl, "Admitted");
-}
-
-bool IsEvicted(const v1::Workload& wl) {
-  return IsConditionTrue(wl, "Evicted");
-}
-
-bool IsFinished(const v1::Workload& wl) {
-  return IsConditionTrue(wl, "Finished");
-}
-
-bool IsActive(const v1::Workload& wl) {
-  return !wl.spec().has_active() || wl.spec().active();
-}
-
-const v1::AdmissionCheckState* FindCheckState(const v1::Workload& wl,
-                                              absl::string_view check) {
-  for (const v1::AdmissionCheckState& state : wl.status().admission_checks()) {
-    if (state.name() == check) return &state;
-  }
-  return nullptr;
-}
 
 // ---- Configuration
 // ----------------------------------------------------------------

@@ -123,17 +123,6 @@ bool IsConditionTrue(const json& request, absl::string_view type);
 // The condition's message ("" when absent).
 std::string ConditionMessage(const json& request, absl::string_view type);
 
-// ---- Workloads (pkg/workload) --------------------------------------------
-
-bool HasQuotaReservation(const v1::Workload& wl);
-bool IsAdmitted(const v1::Workload& wl);
-bool IsEvicted(const v1::Workload& wl);
-bool IsFinished(const v1::Workload& wl);
-// spec.active absent or true.
-bool IsActive(const v1::Workload& wl);
-const v1::AdmissionCheckState* FindCheckState(const v1::Workload& wl,
-                                              absl::string_view check);
-
 // ---- Configuration --------------------------------------------------------
 
 // Kueue's ConfigFromRef validation: parameters present, naming a

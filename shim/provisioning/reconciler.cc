@@ -8,9 +8,14 @@
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 
+#include "proto/util/workload.h"
 #include "shim/provisioning/provisioning.h"
 
 namespace kq::shim::provisioning {
+using proto_util::HasQuotaReservation;
+using proto_util::IsAdmitted;
+using proto_util::IsEvicted;
+using proto_util::IsFinished;
 namespace {
 
 // Kueue's api.TruncateConditionMessage limit.
@@ -247,7 +252,8 @@ absl::Status WorkloadReconcile::HandleError(const v1::Workload& wl,
                                             absl::Status error) {
   spdlog::warn("FailedCreate workload={} check={}: {}", Describe(), check,
                message);
-  const v1::AdmissionCheckState* state = FindCheckState(wl, check);
+  const v1::AdmissionCheckState* state =
+      proto_util::FindAdmissionCheck(wl, check);
   if (state == nullptr || !hooks_.set_check_state) return error;
   v1::SetAdmissionCheckStateRequest request;
   request.set_namespace_(in_.namespace_name);
@@ -478,7 +484,8 @@ absl::Status WorkloadReconcile::Run() {
   // 3. syncCheckStates.
   v1::Workload current = *wl;
   for (const std::string& check : relevant) {
-    const v1::AdmissionCheckState* state = FindCheckState(current, check);
+    const v1::AdmissionCheckState* state =
+        proto_util::FindAdmissionCheck(current, check);
     if (state == nullptr) continue;
     auto pr = active.find(check);
     const json* request = pr == active.end() ? nullptr : pr->second;
@@ -552,7 +559,8 @@ absl::Status WorkloadReconcile::Run() {
   for (const std::string& check : relevant) {
     const v1::ProvisioningRequestConfig* config = configs[check];
     if (config == nullptr || !needed[check]) continue;
-    const v1::AdmissionCheckState* state = FindCheckState(current, check);
+    const v1::AdmissionCheckState* state =
+        proto_util::FindAdmissionCheck(current, check);
     if (state != nullptr && state->state() == "Ready") {
       spdlog::debug(
           "skip syncing of the ProvReq for admission check which is Ready "

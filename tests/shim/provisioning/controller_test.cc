@@ -29,6 +29,7 @@
 
 #include "client-lib/manifest/manifest.h"
 #include "client-lib/manifest/proto_json.h"
+#include "proto/util/workload.h"
 #include "shim/common/metrics.h"
 #include "shim/jobs/controller.h"
 #include "shim/jobs/job_workload.h"
@@ -179,7 +180,7 @@ class ProvisioningControllerTest : public ::testing::Test {
   }
 
   const v1::AdmissionCheckState* Check(const v1::Workload& wl) {
-    return FindCheckState(wl, kCheck);
+    return proto_util::FindAdmissionCheck(wl, kCheck);
   }
 
   std::optional<json> Get(const kube::Resource& resource,
@@ -504,7 +505,7 @@ spec:
   ASSERT_TRUE(WaitFor([&] {
     const v1::Workload current = Workload("job-missing");
     const v1::AdmissionCheckState* check =
-        FindCheckState(current, "missing-prov");
+        proto_util::FindAdmissionCheck(current, "missing-prov");
     return check != nullptr && check->message() == kCheckInactiveMessage &&
            check->state() == "Pending";
   })) << Workload("job-missing").DebugString();
