@@ -81,7 +81,7 @@ ALLOWED = {
             "client-lib/manifest", "CLI", "server/common", "server/codec",
             "server/simulator", "server/core"
         },
-    "shim/common": CORE_LIBS | {"base", "spdlog"},
+    "shim/common": CORE_LIBS | {"base", "spdlog", "proto"},
     "shim/kube": CORE_LIBS | {"base", "spdlog", "yaml-cpp"},
     "shim/webhook": CORE_LIBS | {"base", "spdlog", "shim/common"},
     "shim/jobs":

@@ -24,4 +24,16 @@ const nlohmann::json* Field(const nlohmann::json& object,
   return it == object.end() ? nullptr : &*it;
 }
 
+nlohmann::json TolerationToJson(const v1::Toleration& toleration) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!toleration.key().empty()) out["key"] = toleration.key();
+  if (!toleration.operator_().empty()) out["operator"] = toleration.operator_();
+  if (!toleration.value().empty()) out["value"] = toleration.value();
+  if (!toleration.effect().empty()) out["effect"] = toleration.effect();
+  if (toleration.has_toleration_seconds()) {
+    out["tolerationSeconds"] = toleration.toleration_seconds();
+  }
+  return out;
+}
+
 }  // namespace kq::shim

@@ -118,18 +118,6 @@ bool TolerationsMatch(const json& a, const json& b) {
          StringAt(a, {"value"}) == StringAt(b, {"value"});
 }
 
-json TolerationToJson(const v1::Toleration& t) {
-  json out = json::object();
-  if (!t.key().empty()) out["key"] = t.key();
-  if (!t.operator_().empty()) out["operator"] = t.operator_();
-  if (!t.value().empty()) out["value"] = t.value();
-  if (!t.effect().empty()) out["effect"] = t.effect();
-  if (t.has_toleration_seconds()) {
-    out["tolerationSeconds"] = t.toleration_seconds();
-  }
-  return out;
-}
-
 // Kueue's utilmaps.HaveConflict(a, b), keys in order so the message is
 // stable.
 std::optional<std::string> Conflict(const StringMap& a, const StringMap& b) {

@@ -189,18 +189,6 @@ void UseLimitsAsMissingRequestsInPod(json& pod_spec) {
   if (pod_resources != pod_spec.end()) LimitsAsMissingRequests(*pod_resources);
 }
 
-json TolerationJson(const v1::Toleration& t) {
-  json out = json::object();
-  if (!t.key().empty()) out["key"] = t.key();
-  if (!t.operator_().empty()) out["operator"] = t.operator_();
-  if (!t.value().empty()) out["value"] = t.value();
-  if (!t.effect().empty()) out["effect"] = t.effect();
-  if (t.has_toleration_seconds()) {
-    out["tolerationSeconds"] = t.toleration_seconds();
-  }
-  return out;
-}
-
 json OwnerAnnotations(const v1::Workload& wl) {
   return {{kWorkloadNamespaceAnnotation, wl.metadata().namespace_()},
           {kWorkloadNameAnnotation, wl.metadata().name()},
@@ -400,7 +388,7 @@ json PodSetTemplate(const v1::PodSet& pod_set) {
   if (!pod_set.tolerations().empty()) {
     json tolerations = json::array();
     for (const v1::Toleration& t : pod_set.tolerations()) {
-      tolerations.push_back(TolerationJson(t));
+      tolerations.push_back(TolerationToJson(t));
     }
     spec["tolerations"] = std::move(tolerations);
   }
