@@ -25,6 +25,7 @@
 #include "bench/bench.h"
 #include "bench/objects.h"
 #include "bench/worker_pool.h"
+#include "proto/util/workload.h"
 
 namespace kq::bench {
 namespace {
@@ -461,8 +462,8 @@ class PerfRun {
     if (t.created == absl::InfinitePast()) {
       t.created = TimeOf(wl.metadata().creation_timestamp());
     }
-    const v1::Condition* admitted = FindCondition(wl, "Admitted");
-    const v1::Condition* finished = FindCondition(wl, "Finished");
+    const v1::Condition* admitted = proto_util::FindCondition(wl, "Admitted");
+    const v1::Condition* finished = proto_util::FindCondition(wl, "Finished");
     const bool is_finished =
         finished != nullptr && finished->status() == "True";
     const bool is_admitted =

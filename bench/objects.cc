@@ -106,17 +106,26 @@ v1::Workload MakeWorkload(const WorkloadShape& shape) {
   return wl;
 }
 
-const v1::Condition* FindCondition(const v1::Workload& wl,
-                                   const std::string& type) {
-  for (const v1::Condition& c : wl.status().conditions()) {
-    if (c.type() == type) return &c;
-  }
-  return nullptr;
-}
+std::string PerfQueueName(int i) { return absl::StrCat("cq-", i); }
 
-bool ConditionTrue(const v1::Workload& wl, const std::string& type) {
-  const v1::Condition* c = FindCondition(wl, type);
-  return c != nullptr && c->status() == "True";
+std::vector<v1::ConfigObject> MakePerfQueues(int cluster_queues, int cohorts,
+                                             bool preemption) {
+  std::vector<v1::ConfigObject> protos = {MakeFlavor("default")};
+  for (int i = 0; i < cluster_queues; ++i) {
+    const std::string name = PerfQueueName(i);
+    ClusterQueueShape shape;
+    shape.name = name;
+    shape.cohort = absl::StrCat("cohort-", i % cohorts);
+    shape.flavor = "default";
+    shape.nominal_cpu = "20";
+    shape.borrowing_limit_cpu = "100";
+    shape.reclaim_within_cohort = preemption ? "Any" : "Never";
+    shape.within_cluster_queue = preemption ? "LowerPriority" : "Never";
+    protos.push_back(MakeClusterQueue(shape));
+    protos.push_back(MakeNamespace(name));
+    protos.push_back(MakeLocalQueue(name, name, name));
+  }
+  return protos;
 }
 
 }  // namespace kq::bench

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
@@ -54,10 +55,15 @@ struct WorkloadShape {
 };
 v1::Workload MakeWorkload(const WorkloadShape& shape);
 
-// Whether condition `type` is True in the workload's status, and when it
-// last changed (UnixEpoch when absent).
-bool ConditionTrue(const v1::Workload& wl, const std::string& type);
-const v1::Condition* FindCondition(const v1::Workload& wl,
-                                   const std::string& type);
+// The ClusterQueue (and its namespace and LocalQueue) of index `i` in
+// MakePerfQueues: "cq-<i>".
+std::string PerfQueueName(int i);
+// Kueue's perf configs' queues: flavor "default", then `cluster_queues`
+// ClusterQueues of 20 cpu (borrowing up to 100 more) in `cohorts` cohorts,
+// each with a namespace and a LocalQueue of its name. With `preemption`
+// false they never preempt (reclaimWithinCohort and withinClusterQueue
+// Never; else Any and LowerPriority).
+std::vector<v1::ConfigObject> MakePerfQueues(int cluster_queues, int cohorts,
+                                             bool preemption);
 
 }  // namespace kq::bench

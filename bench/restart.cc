@@ -21,16 +21,14 @@
 namespace kq::bench {
 namespace {
 
-std::string CqName(int i) { return absl::StrCat("cq-", i); }
-
 // As scale.cc's mix: 7 x 1 cpu, 2 x 5 cpu, 1 x 20 cpu per 10.
 v1::Workload StoredWorkload(int64_t i, int cluster_queues, bool finished,
                             absl::Time created) {
   const int cq = static_cast<int>(i % cluster_queues);
   const int kind = static_cast<int>((i / cluster_queues) % 10);
   WorkloadShape shape;
-  shape.namespace_name = CqName(cq);
-  shape.queue_name = CqName(cq);
+  shape.namespace_name = PerfQueueName(cq);
+  shape.queue_name = PerfQueueName(cq);
   shape.name = absl::StrCat(finished ? "done-" : "wl-", i);
   shape.cpu = kind == 0 ? "20" : kind <= 2 ? "5" : "1";
   shape.priority = kind == 0 ? 200 : kind <= 2 ? 100 : 50;
@@ -43,7 +41,7 @@ v1::Workload StoredWorkload(int64_t i, int cluster_queues, bool finished,
   // As a workload that ran: admitted, then Finished (Succeeded).
   v1::WorkloadStatus* status = wl.mutable_status();
   v1::Admission* admission = status->mutable_admission();
-  admission->set_cluster_queue(CqName(cq));
+  admission->set_cluster_queue(PerfQueueName(cq));
   v1::PodSetAssignment* psa = admission->add_pod_set_assignments();
   psa->set_name("main");
   (*psa->mutable_flavors())["cpu"] = "default";
@@ -61,7 +59,7 @@ v1::Workload StoredWorkload(int64_t i, int cluster_queues, bool finished,
     c->set_reason(reason);
     c->set_message(type == "Finished"
                        ? "Job finished successfully"
-                       : "Quota reserved in ClusterQueue " + CqName(cq));
+                       : "Quota reserved in ClusterQueue " + PerfQueueName(cq));
     *c->mutable_last_transition_time() = codec::ToProto(at);
   }
   return wl;
@@ -91,22 +89,10 @@ absl::StatusOr<Filled> Fill(const std::string& path,
   int64_t revision = 1;
   store::WriteBatch config;
   config.revision = revision;
-  std::vector<v1::ConfigObject> protos = {MakeFlavor("default")};
-  for (int i = 0; i < options.cluster_queues; ++i) {
-    ClusterQueueShape shape;
-    shape.name = CqName(i);
-    shape.cohort = absl::StrCat("cohort-", i % options.cohorts);
-    shape.flavor = "default";
-    shape.nominal_cpu = "20";
-    shape.borrowing_limit_cpu = "100";
-    shape.reclaim_within_cohort = "Any";
-    shape.within_cluster_queue = "LowerPriority";
-    protos.push_back(MakeClusterQueue(shape));
-    protos.push_back(MakeNamespace(CqName(i)));
-    protos.push_back(MakeLocalQueue(CqName(i), CqName(i), CqName(i)));
-  }
+  const std::vector<v1::ConfigObject> protos =
+      MakePerfQueues(options.cluster_queues, options.cohorts, true);
   int64_t uid = 0;
-  for (v1::ConfigObject& proto : protos) {
+  for (const v1::ConfigObject& proto : protos) {
     absl::StatusOr<ConfigObject> object = codec::FromProto(proto);
     if (!object.ok()) return object.status();
     ObjectMeta& meta = MutableMetaOf(*object);

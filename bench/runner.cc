@@ -21,6 +21,7 @@
 #include "bench/bench.h"
 #include "bench/objects.h"
 #include "bench/worker_pool.h"
+#include "proto/util/workload.h"
 
 namespace kq::bench {
 namespace {
@@ -63,7 +64,8 @@ absl::Status RunRunner(const RunnerOptions& options) {
   auto done = [&] { return finished >= options.count; };
   // Launches each admitted, unfinished workload once.
   auto handle = [&](const v1::Workload& wl) {
-    if (!ConditionTrue(wl, "Admitted") || ConditionTrue(wl, "Finished")) {
+    if (!proto_util::IsConditionTrue(wl, "Admitted") ||
+        proto_util::IsConditionTrue(wl, "Finished")) {
       return;
     }
     const std::string ns = wl.metadata().namespace_();

@@ -22,15 +22,13 @@
 namespace kq::bench {
 namespace {
 
-std::string CqName(int i) { return absl::StrCat("cq-", i); }
-
 // Kueue's perf mix (configs/baseline): per 10 workloads, 7 small (1 cpu,
 // priority 50), 2 medium (5 cpu, 100), 1 large (20 cpu, 200).
 v1::Workload MixWorkload(int64_t i, int cluster_queues) {
   WorkloadShape shape;
   const int cq = static_cast<int>(i % cluster_queues);
-  shape.namespace_name = CqName(cq);
-  shape.queue_name = CqName(cq);
+  shape.namespace_name = PerfQueueName(cq);
+  shape.queue_name = PerfQueueName(cq);
   shape.name = absl::StrCat("wl-", i);
   const int kind = static_cast<int>((i / cluster_queues) % 10);
   shape.cpu = kind == 0 ? "20" : kind <= 2 ? "5" : "1";
@@ -57,22 +55,10 @@ absl::StatusOr<Workload> HeldWorkload(int64_t i, int cluster_queues) {
 // preempt (reclaimWithinCohort and withinClusterQueue Never).
 absl::Status LoadQueues(admission::AdmissionState& state, int cluster_queues,
                         int cohorts, absl::Time now, bool preemption) {
-  std::vector<v1::ConfigObject> protos = {MakeFlavor("default")};
-  for (int i = 0; i < cluster_queues; ++i) {
-    ClusterQueueShape shape;
-    shape.name = CqName(i);
-    shape.cohort = absl::StrCat("cohort-", i % cohorts);
-    shape.flavor = "default";
-    shape.nominal_cpu = "20";
-    shape.borrowing_limit_cpu = "100";
-    shape.reclaim_within_cohort = preemption ? "Any" : "Never";
-    shape.within_cluster_queue = preemption ? "LowerPriority" : "Never";
-    protos.push_back(MakeClusterQueue(shape));
-    protos.push_back(MakeNamespace(CqName(i)));
-    protos.push_back(MakeLocalQueue(CqName(i), CqName(i), CqName(i)));
-  }
+  const std::vector<v1::ConfigObject> protos =
+      MakePerfQueues(cluster_queues, cohorts, preemption);
   int64_t uid = 0;
-  for (v1::ConfigObject& proto : protos) {
+  for (const v1::ConfigObject& proto : protos) {
     absl::StatusOr<ConfigObject> object = codec::FromProto(proto);
     if (!object.ok()) return object.status();
     MutableMetaOf(*object).uid = absl::StrCat("obj-", uid++);
