@@ -26,8 +26,9 @@ PACKAGES=(
   clang-format
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
   libjemalloc-dev
-  # systemd-analyze verifies deploy/systemd's units (tests/deploy).
-  systemd
+  # systemd-analyze verifies deploy/systemd's units (tests/deploy); ps,
+  # pgrep and pkill are the tests' view of the processes they start.
+  systemd procps
   # The static archives the kq CLI links (cmake/link-static.sh) beyond the
   # ones above: gRPC's own dependencies.
   libc-ares-dev libre2-dev zlib1g-dev

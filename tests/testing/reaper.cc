@@ -137,12 +137,15 @@ void KillEverything(pid_t test, int* test_status, bool* test_done) {
 }
 
 [[noreturn]] void Shepherd(pid_t reaper, char** command) {
-  // OnParentGone must interrupt waitpid, so no SA_RESTART.
+  // OnParentGone must interrupt waitpid, so no SA_RESTART. SIGTERM is the
+  // parent-death signal; SIGINT and SIGHUP reach the whole process group
+  // when ctest is interrupted, and end the test's tree the same way. (The
+  // test gets the default handlers back at exec.)
   struct sigaction action;
   memset(&action, 0, sizeof(action));
   action.sa_handler = OnParentGone;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &action, nullptr);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != reaper) parent_gone = 1;  // it died before prctl

@@ -68,5 +68,21 @@ else
   fail "test under a killed reaper did not start"
 fi
 
+# An interrupt (ctest stopped with Ctrl-C) reaching the shepherd ends the
+# test's tree too.
+"$REAPER" sh -c "
+  sleep 307 & echo \$! >>'$WORK/interrupted'
+  wait" &
+reaper=$!
+if wait_lines "$WORK/interrupted" 1; then
+  shepherd=$(pgrep -P "$reaper" | head -1)
+  kill -INT "$shepherd"
+  wait "$reaper" 2>/dev/null
+  all_gone "$WORK/interrupted" 5 && pass "SIGINT of the shepherd ends the test" ||
+    fail "SIGINT of the shepherd ends the test: $(cat "$WORK/interrupted")"
+else
+  fail "interrupted test did not start"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
