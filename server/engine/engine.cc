@@ -803,16 +803,9 @@ void Engine::RecordAdmissions() {
     if (reserved == nullptr || reserved->last_transition_time != batch_now_) {
       continue;
     }
-    std::deque<absl::Time>& times =
-        recent_admissions_[wl->admission->cluster_queue];
-    times.push_back(batch_now_);
+    admission_rate_.Record(wl->admission->cluster_queue, batch_now_);
   }
-  for (auto& [cq, times] : recent_admissions_) {
-    while (!times.empty() &&
-           times.front() < batch_now_ - kAdmissionRateWindow) {
-      times.pop_front();
-    }
-  }
+  admission_rate_.Forget(batch_now_);
 }
 
 absl::StatusOr<ExplainResult> Engine::Explain(const NamespacedName& key) {
@@ -823,20 +816,11 @@ absl::StatusOr<ExplainResult> Engine::Explain(const NamespacedName& key) {
     KQ_ASSIGN_OR_RETURN(result.explanation,
                         admission::Explain(state_, key, now));
     KQ_RETURN_IF_ERROR(AttachPodTemplates(result.explanation.workload));
-    auto times = recent_admissions_.find(result.explanation.cluster_queue);
-    if (times == recent_admissions_.end()) return result;
-    int64_t count = 0;
-    for (absl::Time t : times->second) count += t >= now - kAdmissionRateWindow;
-    if (count == 0) return result;
-    result.admissions_per_minute =
-        count / absl::ToDoubleMinutes(kAdmissionRateWindow);
+    const std::string& cq = result.explanation.cluster_queue;
+    result.admissions_per_minute = admission_rate_.PerMinute(cq, now);
     if (result.explanation.position_in_cluster_queue.has_value()) {
-      // Workloads ahead, then this one, at the recent rate.
-      const double ahead =
-          static_cast<double>(*result.explanation.position_in_cluster_queue) +
-          1;
-      result.estimated_start =
-          now + absl::Minutes(ahead / result.admissions_per_minute);
+      result.estimated_start = admission_rate_.EstimatedStart(
+          cq, *result.explanation.position_in_cluster_queue, now);
     }
     return result;
   });

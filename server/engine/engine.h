@@ -33,13 +33,11 @@
 #include "server/common/clock.h"
 #include "server/core/config.h"
 #include "server/core/objects.h"
+#include "server/engine/admission_rate.h"
 #include "server/engine/event_log.h"
 #include "server/store/store.h"
 
 namespace kq::engine {
-
-// How far back Explain looks to estimate a ClusterQueue's admission rate.
-inline constexpr absl::Duration kAdmissionRateWindow = absl::Minutes(15);
 
 struct EngineOptions {
   // Most commands applied in one batch (one transaction).
@@ -366,8 +364,8 @@ class Engine {
   std::map<int64_t, NamespacedName> waiter_keys_;
   std::vector<NamespacedName> fresh_waiters_;
   std::atomic<int64_t> next_waiter_id_{1};
-  // Admission times per ClusterQueue within the rate window, oldest first.
-  std::map<std::string, std::deque<absl::Time>> recent_admissions_;
+  // The recent admissions, for Explain's estimated start.
+  AdmissionRate admission_rate_;
   // Workloads finished by the batch being answered, readable by its replies.
   std::map<NamespacedName, Workload> finished_in_batch_;
 };
