@@ -333,29 +333,10 @@ absl::Status Engine::Load() {
 // ---------------------------------------------------------------------------
 // Commands (engine thread).
 
-std::string Engine::NewUid() {
-  uint64_t hi = absl::Uniform<uint64_t>(random_);
-  uint64_t lo = absl::Uniform<uint64_t>(random_);
-  return absl::StrFormat(
-      "%08x-%04x-4%03x-%04x-%012x", hi >> 32, (hi >> 16) & 0xffff, hi & 0xfff,
-      ((lo >> 48) & 0x3fff) | 0x8000, lo & 0xffffffffffffULL);
-}
-
-std::string Engine::GenerateName(const std::string& prefix) {
-  // Kubernetes' alphabet for generated names: no vowels, no look-alikes.
-  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-  std::string name = prefix;
-  for (int i = 0; i < 5; ++i) {
-    name.push_back(
-        kAlphabet[absl::Uniform<size_t>(random_, 0, sizeof(kAlphabet) - 1)]);
-  }
-  return name;
-}
-
 void Engine::NameIfGenerated(Workload& wl) {
   if (!wl.meta.name.empty() || wl.meta.generate_name.empty()) return;
   do {
-    wl.meta.name = GenerateName(wl.meta.generate_name);
+    wl.meta.name = names_.GenerateName(wl.meta.generate_name);
   } while (state_.FindWorkload(KeyOf(wl)) != nullptr);
 }
 
@@ -394,7 +375,7 @@ absl::StatusOr<ApplyResult> Engine::DoSubmit(Workload wl, bool from_apply) {
     return ApplyResult{"unchanged", *existing, {}};
   }
   // The templates go to disk with this batch; the state holds none.
-  wl.meta.uid = NewUid();
+  wl.meta.uid = names_.NewUid();
   std::vector<store::PodTemplate> templates = store::DetachPodTemplates(wl);
   // Workloads submitted in one batch keep their arrival order: each gets
   // its own creation instant, so FIFO ties never fall to random UIDs.
@@ -439,7 +420,8 @@ absl::StatusOr<std::vector<ApplyResult>> Engine::DoApply(
     ObjectKey key = KeyOf(object);
     ApplyResult result;
     result.warnings = ConfigWarnings(object);
-    result.action = state_.PutObject(std::move(object), NewUid(), batch_now_);
+    result.action =
+        state_.PutObject(std::move(object), names_.NewUid(), batch_now_);
     result.object = *state_.FindObject(key);
     results.push_back(std::move(result));
   }
@@ -1064,7 +1046,7 @@ absl::StatusOr<ObjectView> Engine::SetStopPolicy(const ObjectKey& key,
         } else if (auto* lq = std::get_if<LocalQueue>(&object)) {
           lq->stop_policy = policy;
         }
-        return state_.PutObject(std::move(object), NewUid(), batch_now_);
+        return state_.PutObject(std::move(object), names_.NewUid(), batch_now_);
       }).status());
   return GetObject(key);
 }

@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -32,6 +31,7 @@
 #include "server/admission/what_if.h"
 #include "server/common/clock.h"
 #include "server/core/config.h"
+#include "server/core/names.h"
 #include "server/core/objects.h"
 #include "server/engine/admission_rate.h"
 #include "server/engine/event_log.h"
@@ -272,8 +272,6 @@ class Engine {
   // Gives a workload that asked for one a generated name
   // (metadata.generateName plus 5 random characters, as Kubernetes).
   void NameIfGenerated(Workload& workload);
-  std::string NewUid();
-  std::string GenerateName(const std::string& prefix);
   // Runs `change` in a batch and answers with the workload as that batch
   // committed it (its revision, and what the batch's passes made of it),
   // read from memory or, once finished, from the batch or the store.
@@ -350,7 +348,7 @@ class Engine {
   // retries the reload, until one succeeds.
   absl::Status unstored_;
   admission::AdmissionState state_;
-  absl::BitGen random_;
+  NameGenerator names_;
   absl::Time batch_now_;
   // Workloads submitted so far in the batch being built.
   int64_t submitted_ = 0;
