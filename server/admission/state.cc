@@ -709,8 +709,10 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         continue;
       }
       if (entry.status == scheduler::EntryResult::Status::kPreempting) {
-        // Kueue's IssuePreemptions; kq completes each eviction at once, so
-        // the victim's quota is free for the preemptor's next pass.
+        // Kueue's IssuePreemptions. A victim without a runner releases its
+        // quota at once, for the preemptor's next pass; one whose runner
+        // holds a lease keeps it until the runner stops (StopOrRelease),
+        // and the preemptor waits for it.
         if (IssuePreemptions(wl, entry.cluster_queue, entry.victims, now)) {
           progress = true;
         }

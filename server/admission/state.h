@@ -384,9 +384,10 @@ class AdmissionState {
              const std::string& message, absl::Time now);
   // What Kueue's job reconciler does once an evicted job stopped: Requeued
   // (True only after preemption or node failures), quota released,
-  // QuotaReserved=False (PendingEvaluation), admission cleared. Runners
-  // confirming the stop come with the launcher API; until then kq
-  // completes evictions at once.
+  // QuotaReserved=False (PendingEvaluation), admission cleared. Called when
+  // the workload's runner confirmed the stop, its lease lapsed or the
+  // eviction grace ended, and at once for a workload without a runner
+  // (StopOrRelease).
   void CompleteEviction(Workload& workload, absl::Time now);
   // After Evict(): with a runner holding a live lease, sets the stop
   // deadline and waits for it; otherwise ReleaseEvicted() at once.
