@@ -52,37 +52,33 @@ wait_lines() {  # wait_lines FILE N: FILE has N lines within 10 s
 wait_lines "$WORK/left" 3 && all_gone "$WORK/left" 2 &&
   pass "leftovers killed" || fail "leftovers killed: $(cat "$WORK/left")"
 
-# The reaper killed with SIGKILL while its test runs.
-"$REAPER" sh -c "
-  sleep 304 & echo \$! >>'$WORK/killed'
-  setsid sleep 305 & echo \$! >>'$WORK/killed'
-  echo \$\$ >>'$WORK/killed'
-  wait" &
-reaper=$!
-if wait_lines "$WORK/killed" 3; then
-  kill -KILL "$reaper"
+# ends_tree NAME SIGNAL WHOM: a test under the reaper starts a background
+# child, one in a session of its own and waits; SIGNAL then goes to WHOM
+# (reaper, or shepherd: the reaper's child), and every process of the test
+# must be gone within 5 s.
+ends_tree() {
+  local name=$1 sig=$2 whom=$3 pids="$WORK/$1" reaper target
+  "$REAPER" sh -c "
+    sleep 304 & echo \$! >>'$pids'
+    setsid sleep 305 & echo \$! >>'$pids'
+    echo \$\$ >>'$pids'
+    wait" &
+  reaper=$!
+  if ! wait_lines "$pids" 3; then
+    fail "$name: the test did not start"
+    return
+  fi
+  target=$reaper
+  [ "$whom" = shepherd ] && target=$(pgrep -P "$reaper" | head -1)
+  kill "-$sig" "$target"
   wait "$reaper" 2>/dev/null
-  all_gone "$WORK/killed" 5 && pass "SIGKILL of the reaper ends the test" ||
-    fail "SIGKILL of the reaper ends the test: $(cat "$WORK/killed")"
-else
-  fail "test under a killed reaper did not start"
-fi
-
-# An interrupt (ctest stopped with Ctrl-C) reaching the shepherd ends the
-# test's tree too.
-"$REAPER" sh -c "
-  sleep 307 & echo \$! >>'$WORK/interrupted'
-  wait" &
-reaper=$!
-if wait_lines "$WORK/interrupted" 1; then
-  shepherd=$(pgrep -P "$reaper" | head -1)
-  kill -INT "$shepherd"
-  wait "$reaper" 2>/dev/null
-  all_gone "$WORK/interrupted" 5 && pass "SIGINT of the shepherd ends the test" ||
-    fail "SIGINT of the shepherd ends the test: $(cat "$WORK/interrupted")"
-else
-  fail "interrupted test did not start"
-fi
+  all_gone "$pids" 5 && pass "$name" || fail "$name: $(cat "$pids")"
+}
+# As ctest kills a test that overruns its timeout.
+ends_tree "SIGKILL of the reaper ends the test" KILL reaper
+# As an interrupted ctest (Ctrl-C) signals its process group.
+ends_tree "SIGINT of the shepherd ends the test" INT shepherd
+ends_tree "SIGHUP of the shepherd ends the test" HUP shepherd
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
