@@ -38,12 +38,13 @@ volatile sig_atomic_t parent_gone = 0;
 
 void OnParentGone(int) { parent_gone = 1; }
 
-// Every process's parent, from /proc/PID/stat ("pid (comm) state ppid ...";
-// comm may hold spaces and parentheses, so the fields after the last ')').
-std::map<pid_t, pid_t> ParentsByPid() {
-  std::map<pid_t, pid_t> parents;
+// Every process by its parent, from /proc/PID/stat ("pid (comm) state ppid
+// ..."; comm may hold spaces and parentheses, so the fields after the last
+// ')').
+std::multimap<pid_t, pid_t> ChildrenByParent() {
+  std::multimap<pid_t, pid_t> children;
   DIR* proc = opendir("/proc");
-  if (proc == nullptr) return parents;
+  if (proc == nullptr) return children;
   while (dirent* entry = readdir(proc)) {
     char* end = nullptr;
     const long pid = strtol(entry->d_name, &end, 10);
@@ -60,18 +61,16 @@ std::map<pid_t, pid_t> ParentsByPid() {
     char state = 0;
     long ppid = 0;
     if (close != nullptr && sscanf(close + 1, " %c %ld", &state, &ppid) == 2) {
-      parents[static_cast<pid_t>(pid)] = static_cast<pid_t>(ppid);
+      children.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
     }
   }
   closedir(proc);
-  return parents;
+  return children;
 }
 
 // The processes below `root` (not root itself).
 std::vector<pid_t> Descendants(pid_t root) {
-  const std::map<pid_t, pid_t> parents = ParentsByPid();
-  std::multimap<pid_t, pid_t> children;
-  for (const auto& [pid, ppid] : parents) children.emplace(ppid, pid);
+  const std::multimap<pid_t, pid_t> children = ChildrenByParent();
   std::vector<pid_t> found;
   std::vector<pid_t> frontier = {root};
   while (!frontier.empty()) {
@@ -93,19 +92,13 @@ void SleepMillis(long millis) {
 
 // Kills and reaps every descendant of this process until none is left (a
 // dying process's children are reparented here, so the loop sees them
-// next). Records the test's status if it is among those reaped.
-void KillEverything(pid_t test, int* test_status, bool* test_done) {
+// next).
+void KillEverything() {
   for (int round = 0;; ++round) {
     const std::vector<pid_t> left = Descendants(getpid());
     for (pid_t pid : left) kill(pid, SIGKILL);
-    for (;;) {
-      int status = 0;
-      const pid_t reaped = waitpid(-1, &status, WNOHANG);
-      if (reaped <= 0) break;
-      if (reaped == test && !*test_done) {
-        *test_status = status;
-        *test_done = true;
-      }
+    int status = 0;
+    while (waitpid(-1, &status, WNOHANG) > 0) {
     }
     if (left.empty()) {
       int status = 0;
@@ -148,9 +141,14 @@ void KillEverything(pid_t test, int* test_status, bool* test_done) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &action, nullptr);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != reaper) parent_gone = 1;  // it died before prctl
+  // The reaper died before prctl took effect: nobody waits for the test.
+  if (getppid() != reaper) _exit(1);
 
-  const pid_t test = parent_gone ? -1 : fork();
+  const pid_t test = fork();
+  if (test < 0) {
+    fprintf(stderr, "kq-test-reaper: fork: %s\n", strerror(errno));
+    _exit(1);
+  }
   if (test == 0) {
     signal(SIGTERM, SIG_DFL);
     execvp(command[0], command);
@@ -158,23 +156,19 @@ void KillEverything(pid_t test, int* test_status, bool* test_done) {
             strerror(errno));
     _exit(127);
   }
+  // Reaps orphans reparented here until the test itself exits, or until
+  // the reaper is gone or an interrupt comes (waitpid then fails with
+  // EINTR).
   int test_status = 0;
-  bool test_done = test < 0;
-  if (test < 0 && !parent_gone) {
-    fprintf(stderr, "kq-test-reaper: fork: %s\n", strerror(errno));
-    _exit(1);
-  }
-  while (!test_done && !parent_gone) {
+  while (!parent_gone) {
     int status = 0;
     const pid_t reaped = waitpid(-1, &status, 0);
     if (reaped == test) {
       test_status = status;
-      test_done = true;
-    } else if (reaped < 0 && errno != EINTR) {
       break;
     }
   }
-  KillEverything(test, &test_status, &test_done);
+  KillEverything();
   if (parent_gone) _exit(1);  // nobody is left to read the status
   EndAs(test_status);
 }
