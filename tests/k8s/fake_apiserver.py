@@ -2255,7 +2255,9 @@ def make_handler(fx):
             return self.rfile.read(n) if n else b""
 
         def _send_json(self, code, obj, content_type="application/json"):
-            data = json.dumps(obj).encode()
+            self._send_bytes(code, json.dumps(obj).encode(), content_type)
+
+        def _send_bytes(self, code, data, content_type):
             self.send_response(code)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
@@ -2323,13 +2325,8 @@ def make_handler(fx):
             if path == "/version" or path == "/version/":
                 return self._send_json(200, SERVER_VERSION)
             if path in ("/healthz", "/livez", "/readyz"):
-                data = b"ok"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
+                return self._send_bytes(200, b"ok",
+                                        "text/plain; charset=utf-8")
             if path.startswith("/fixture/"):
                 return self._fixture(path, q)
             if path == "/api" or path == "/api/":
@@ -2362,16 +2359,10 @@ def make_handler(fx):
                         "requested resource", {})
                 return self._send_json(200, doc)
             if path == "/openapi/v2":
-                data = openapi_v2_document()
-                self.send_response(200)
                 # As kube-openapi answers the protobuf form: Go's mime
                 # parser refuses the "@" of the type the client asks for.
-                self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-                return None
+                return self._send_bytes(200, openapi_v2_document(),
+                                        "application/octet-stream")
             if path.startswith("/openapi/"):
                 # kubectl 1.32 needs only the v3 documents (for its
                 # fieldValidation support check), kubectl 1.20 only v2.
