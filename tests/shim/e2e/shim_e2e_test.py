@@ -1209,27 +1209,24 @@ def provisioning_requests(env, ns):
 def set_request_condition(env, ns, name, ctype, message):
     """What the cluster autoscaler does: Accepted, then `ctype`=True."""
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    patch = {
-        "status": {
-            "conditions": [{
-                "type": "Accepted",
-                "status": "True",
-                "reason": "Accepted",
-                "message": "accepted",
-                "lastTransitionTime": now
-            }, {
-                "type": ctype,
-                "status": "True",
-                "reason": ctype,
-                "message": message,
-                "lastTransitionTime": now
-            }]
-        }
-    }
+    conditions = [{
+        "type": "Accepted",
+        "status": "True",
+        "reason": "Accepted",
+        "message": "accepted",
+        "lastTransitionTime": now
+    }, {
+        "type": ctype,
+        "status": "True",
+        "reason": ctype,
+        "message": message,
+        "lastTransitionTime": now
+    }]
     # A PUT of the status subresource: `kubectl patch --subresource` needs
-    # kubectl 1.24, and Debian 12's is 1.20.
+    # kubectl 1.24, and Debian 12's is 1.20. As the merge patch did, only the
+    # conditions change; the rest of the status stays.
     request = env.kubectl_json("get", "provisioningrequest", name, "-n", ns)
-    request["status"] = patch["status"]
+    request.setdefault("status", {})["conditions"] = conditions
     out = env.kubectl(
         "replace", "--raw",
         f"/apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/provisioningrequests/"
