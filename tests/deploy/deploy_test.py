@@ -226,16 +226,21 @@ def kustomize(directory, kubectl):
     return [d for d in yaml.safe_load_all(out.stdout) if d is not None]
 
 
+def with_each_kubectl(case, check):
+    """Calls check(kubectl) in a subtest of `case` for every kubectl; with
+    none the test fails (scripts/install-deps.sh installs one)."""
+    found = kubectls()
+    case.assertTrue(found, "no kubectl: run scripts/install-deps.sh")
+    for path in found:
+        with case.subTest(kubectl=path):
+            check(path)
+
+
 def each_kubectl(test):
-    """Runs test(self, kubectl) as a subtest for every kubectl; with none the
-    test fails (scripts/install-deps.sh installs one)."""
+    """A test method test(self, kubectl) run with_each_kubectl."""
 
     def run(self):
-        found = kubectls()
-        self.assertTrue(found, "no kubectl: run scripts/install-deps.sh")
-        for path in found:
-            with self.subTest(kubectl=path):
-                test(self, path)
+        with_each_kubectl(self, lambda kubectl: test(self, kubectl))
 
     run.__name__ = test.__name__
     run.__doc__ = test.__doc__
@@ -682,11 +687,9 @@ class KubernetesTest(unittest.TestCase):
                 self.assertEqual(mode & 0o077, 0, f"{key} readable by others")
             with open(os.path.join(out, "ca.crt"), "rb") as f:
                 ca = f.read()
-            found = kubectls()
-            self.assertTrue(found, "no kubectl: run scripts/install-deps.sh")
-            for kubectl in found:
-                with self.subTest(kubectl=kubectl):
-                    self.check_webhook_overlay(kustomize(out, kubectl), ca)
+            with_each_kubectl(
+                self, lambda kubectl: self.check_webhook_overlay(
+                    kustomize(out, kubectl), ca))
 
     def check_webhook_overlay(self, built, ca):
         (hook,) = [d for d in built
