@@ -464,10 +464,8 @@ class PerfRun {
     }
     const v1::Condition* admitted = proto_util::FindCondition(wl, "Admitted");
     const v1::Condition* finished = proto_util::FindCondition(wl, "Finished");
-    const bool is_finished =
-        finished != nullptr && finished->status() == "True";
-    const bool is_admitted =
-        admitted != nullptr && admitted->status() == "True";
+    const bool is_finished = proto_util::IsFinished(wl);
+    const bool is_admitted = proto_util::IsAdmitted(wl);
     const bool holding = is_admitted && !is_finished;
     const absl::Time admitted_at =
         admitted != nullptr ? TimeOf(admitted->last_transition_time())
