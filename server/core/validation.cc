@@ -529,30 +529,30 @@ absl::Status ValidateClusterQueue(const ClusterQueue& cq) {
         ValidateSelector("spec.namespaceSelector", *cq.namespace_selector));
   }
   const ClusterQueuePreemption& p = cq.preemption;
-  if (p.reclaim_within_cohort != "Never" &&
-      p.reclaim_within_cohort != "LowerPriority" &&
-      p.reclaim_within_cohort != "Any") {
+  if (p.reclaim_within_cohort != kPolicyNever &&
+      p.reclaim_within_cohort != kPolicyLowerPriority &&
+      p.reclaim_within_cohort != kPolicyAny) {
     return Invalid("spec.preemption.reclaimWithinCohort",
                    absl::StrCat("unsupported value \"", p.reclaim_within_cohort,
                                 "\": must be Never, LowerPriority or Any"));
   }
-  if (p.within_cluster_queue != "Never" &&
-      p.within_cluster_queue != "LowerPriority" &&
-      p.within_cluster_queue != "LowerOrNewerEqualPriority") {
+  if (p.within_cluster_queue != kPolicyNever &&
+      p.within_cluster_queue != kPolicyLowerPriority &&
+      p.within_cluster_queue != kPolicyLowerOrNewerEqualPriority) {
     return Invalid("spec.preemption.withinClusterQueue",
                    absl::StrCat("unsupported value \"", p.within_cluster_queue,
                                 "\": must be Never, LowerPriority or "
                                 "LowerOrNewerEqualPriority"));
   }
-  if (p.borrow_within_cohort_policy != "Never" &&
-      p.borrow_within_cohort_policy != "LowerPriority") {
+  if (p.borrow_within_cohort_policy != kPolicyNever &&
+      p.borrow_within_cohort_policy != kPolicyLowerPriority) {
     return Invalid(
         "spec.preemption.borrowWithinCohort.policy",
         absl::StrCat("unsupported value \"", p.borrow_within_cohort_policy,
                      "\": must be Never or LowerPriority"));
   }
-  if (p.borrow_within_cohort_policy != "Never" &&
-      p.reclaim_within_cohort == "Never") {
+  if (p.borrow_within_cohort_policy != kPolicyNever &&
+      p.reclaim_within_cohort == kPolicyNever) {
     return Invalid("spec.preemption",
                    "reclaimWithinCohort=Never and borrowWithinCohort.Policy!="
                    "Never");
