@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
+#include "server/admission/change_log.h"
+#include "server/admission/workload_table.h"
 #include "server/cache/cache.h"
 #include "server/core/config.h"
 #include "server/core/objects.h"
@@ -85,20 +86,6 @@ struct WorkloadView {
   std::vector<PodSetPlacement> placements;
   // 0-based position in its ClusterQueue while pending.
   std::optional<int64_t> position;
-};
-
-// What changed since the last TakeChanges(), for persistence and events.
-enum class Change { kAdded, kModified, kDeleted };
-
-struct Changes {
-  std::map<ObjectKey, Change> objects;
-  // The last state of objects deleted (for their DELETED events).
-  std::map<ObjectKey, ConfigObject> deleted_objects;
-  std::map<NamespacedName, Change> workloads;
-  // Workloads that finished; no longer among workloads().
-  std::map<NamespacedName, Workload> finished_workloads;
-
-  bool empty() const { return objects.empty() && workloads.empty(); }
 };
 
 // Limits of one RunPasses call.
@@ -201,7 +188,7 @@ class AdmissionState {
 
   // ---- Workloads -------------------------------------------------------
   // In key order (namespace, name).
-  const WorkloadSet& workloads() const { return workloads_; }
+  const WorkloadSet& workloads() const { return workloads_.set(); }
   const Workload* FindWorkload(const NamespacedName& key) const;
   // A workload finished since the last TakeChanges(), or nullptr.
   const Workload* FindRecentlyFinished(const NamespacedName& key) const;
@@ -342,7 +329,7 @@ class AdmissionState {
   // What changed since the last TakeChanges(), without forgetting it. May
   // list a workload that TakeChanges drops: one whose pending condition
   // changed and changed back.
-  const Changes& pending_changes() const { return changes_; }
+  const Changes& pending_changes() const { return change_log_.pending(); }
   // Quota reservations made since this state was created (a counter).
   int64_t reservations() const { return reservations_; }
   // Sets the revision of a changed object or workload still in memory. The
@@ -351,11 +338,10 @@ class AdmissionState {
   const Workload* StampRevision(const NamespacedName& key, int64_t revision);
 
  private:
-  using WorkloadIt = WorkloadSet::iterator;
   // A held workload, to change: anything but its name, which is its key in
-  // workloads_ and workload_index_.
+  // workloads_.
   static Workload& Mutable(const Workload& wl) {
-    return const_cast<Workload&>(wl);
+    return WorkloadTable::Mutable(wl);
   }
 
   void EnqueueOrBlock(Workload& workload, absl::Time now);
@@ -409,24 +395,16 @@ class AdmissionState {
   // already.
   void SetPendingCondition(Workload& wl, const std::string& reason,
                            const std::string& message, absl::Time now);
+  // Records a change of `key` in the change log, and for the index of timed
+  // workloads.
   void MarkWorkload(const NamespacedName& key, Change change);
-  // Marks a change of `key`'s QuotaReserved=False condition alone; `before`
-  // is that condition before the change (nullptr: none).
-  void MarkPendingCondition(const NamespacedName& key, const Condition* before);
-  void RecordChange(const NamespacedName& key, Change change);
-  // workloads_.find(key) through workload_index_.
-  WorkloadIt FindWorkloadIt(const NamespacedName& key);
-  // The workload of `key`, which must be held (a broken invariant aborts).
-  Workload& WorkloadAt(const NamespacedName& key);
-  // Inserts or replaces `key`'s workload, in workloads_ and the index.
+  // Inserts or replaces `key`'s workload; a new one of the same name leaves
+  // the queue of the old.
   Workload& PutWorkload(const NamespacedName& key, Workload workload);
-  // Takes `it` out of workloads_ and the index.
-  Workload TakeWorkload(WorkloadIt it);
   // Brings timed_workloads_ up to date with the workloads marked since.
   void IndexTimedWorkloads();
   // Whether a clock can change `wl` (see timed_workloads_).
   static bool IsTimed(const Workload& wl);
-  void MarkObject(const ObjectKey& key, Change change);
   QueueStatus ClusterQueueStatusOf(const std::string& name) const;
   QueueStatus LocalQueueStatusOf(const LocalQueue& lq) const;
 
@@ -441,34 +419,7 @@ class AdmissionState {
   std::map<std::string, ProvisioningRequestConfig>
       provisioning_request_configs_;
   std::map<std::string, Namespace> namespaces_;
-  WorkloadSet workloads_;
-  // workloads_'s elements by key. A lookup in the set walks ~17 nodes of
-  // 100,000, each a string comparison and a likely cache miss, and the
-  // engine looks workloads up many times per batch; the set's order still
-  // serves listings and ordered walks. Its elements are the set's (whose
-  // nodes do not move), 8 bytes each; kept in step by the functions below.
-  struct WorkloadItHash {
-    using is_transparent = void;
-    size_t operator()(const NamespacedName& key) const {
-      return Hash(key.first, key.second);
-    }
-    size_t operator()(WorkloadIt it) const {
-      return Hash(it->meta.namespace_name, it->meta.name);
-    }
-    static size_t Hash(absl::string_view namespace_name,
-                       absl::string_view name);
-  };
-  struct WorkloadItEq {
-    using is_transparent = void;
-    bool operator()(WorkloadIt a, WorkloadIt b) const { return a == b; }
-    bool operator()(WorkloadIt a, const NamespacedName& key) const {
-      return a->meta.name == key.second && a->meta.namespace_name == key.first;
-    }
-    bool operator()(const NamespacedName& key, WorkloadIt a) const {
-      return (*this)(a, key);
-    }
-  };
-  absl::flat_hash_set<WorkloadIt, WorkloadItHash, WorkloadItEq> workload_index_;
+  WorkloadTable workloads_;
   cache::Cache cache_;
   queue::Manager queues_;
   // Flavor-scan bookmarks of pending workloads (Kueue's LastAssignment).
@@ -499,17 +450,9 @@ class AdmissionState {
   // everything.
   std::set<NamespacedName> timed_workloads_;
   std::vector<NamespacedName> marked_since_index_;
-  // Workloads whose only change since TakeChanges is their QuotaReserved
-  // condition (set to False with a reason and message; SetPendingCondition),
-  // with the condition as it was before. Passes often
-  // turn a head's message and back within one batch ("no longer fits after
-  // processing another workload", then "insufficient unused quota"); a
-  // condition that ends as it began is no change, and neither the store nor
-  // the watchers are told of it.
-  std::map<NamespacedName, Condition> pending_condition_before_;
   int64_t scheduling_cycle_ = 0;
   absl::Duration eviction_grace_ = absl::Seconds(30);
-  Changes changes_;
+  ChangeLog change_log_;
   bool config_changed_ = false;
   bool needs_scheduling_ = false;
   int64_t reservations_ = 0;

@@ -19,6 +19,7 @@
 
 #include "server/core/boxed.h"
 #include "server/core/compact_vector.h"
+#include "server/core/conditions.h"
 #include "server/core/flat_map.h"
 #include "server/core/interned_string.h"
 #include "server/core/quantity.h"
@@ -323,9 +324,9 @@ struct PodSet {
   // in kqd's state, which keeps it on disk.
   BoxedString template_json;
   // A digest of the template's scheduling-relevant pod spec shape
-  // (codec::SpecShapeDigest), made when kqd received the template and kept
-  // with the workload, as the text is not; 0 when not known (a template
-  // stored before kqd kept digests). Part of the workload's scheduling
+  // (SpecShapeDigest, core/spec_shape.h), made when kqd received the template
+  // and kept with the workload, as the text is not; 0 when not known (a
+  // template stored before kqd kept digests). Part of the workload's scheduling
   // equivalence (queue::SchedulingHash).
   uint64_t spec_shape = 0;
   friend bool operator==(const PodSet&, const PodSet&) = default;
@@ -360,7 +361,7 @@ struct PodSetUpdate {
 
 struct AdmissionCheckState {
   std::string name;
-  std::string state = "Pending";
+  std::string state = kCheckStatePending;
   absl::Time last_transition_time = absl::UnixEpoch();
   std::string message;
   // Set by the check's controller with its state; cleared when the check is
@@ -451,14 +452,6 @@ std::optional<int32_t> RequeueCount(const Workload& wl);
 std::optional<absl::Time> RequeueAt(const Workload& wl);
 void SetRequeueCount(Workload& wl, std::optional<int32_t> count);
 void SetRequeueAt(Workload& wl, std::optional<absl::Time> at);
-
-// Condition types and reasons, as Kueue writes them.
-inline constexpr char kConditionQuotaReserved[] = "QuotaReserved";
-inline constexpr char kConditionAdmitted[] = "Admitted";
-inline constexpr char kConditionFinished[] = "Finished";
-inline constexpr char kConditionEvicted[] = "Evicted";
-inline constexpr char kConditionRequeued[] = "Requeued";
-inline constexpr char kConditionActive[] = "Active";
 
 // The annotation whose int32 value Kueue adds to a workload's priority
 // (the PriorityBoost gate; see preemption::PriorityBoost).
