@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-#include "server/admission/state.h"
 #include "server/admission/internal.h"
+#include "server/admission/state.h"
 #include "server/cache/fair_sharing.h"
 #include "server/core/validation.h"
 
