@@ -1,6 +1,24 @@
 #include "server/engine/admission_rate.h"
 
+#include <variant>
+
+#include "server/core/objects.h"
+
 namespace kq::engine {
+
+void AdmissionRate::OnCommitted(const CommittedBatch& batch) {
+  for (const store::Event& event : batch.events) {
+    const Workload* wl = std::get_if<Workload>(&event.object);
+    if (wl == nullptr || !HoldsQuota(*wl)) continue;
+    const Condition* reserved =
+        FindCondition(wl->conditions, kConditionQuotaReserved);
+    if (reserved == nullptr || reserved->last_transition_time != batch.time) {
+      continue;
+    }
+    Record(wl->admission->cluster_queue, batch.time);
+  }
+  Forget(batch.time);
+}
 
 void AdmissionRate::Record(const std::string& cluster_queue, absl::Time at) {
   times_[cluster_queue].push_back(at);

@@ -1,9 +1,9 @@
 #pragma once
 
 // How fast each ClusterQueue has admitted workloads lately, from which
-// Explain estimates when a pending workload will start. Fed by the engine
-// once per batch with the batch's admissions. Thread-compatible (the engine
-// thread owns it).
+// Explain estimates when a pending workload will start. It observes the
+// engine's committed batches (so a batch whose commit failed counts for
+// nothing). Thread-compatible (the engine thread owns it).
 
 #include <cstdint>
 #include <deque>
@@ -13,15 +13,21 @@
 
 #include "absl/time/time.h"
 
+#include "server/engine/batch_observer.h"
+
 namespace kq::engine {
 
 // How far back the rate looks.
 inline constexpr absl::Duration kAdmissionRateWindow = absl::Minutes(15);
 
-class AdmissionRate {
+class AdmissionRate : public BatchObserver {
  public:
   explicit AdmissionRate(absl::Duration window = kAdmissionRateWindow)
       : window_(window) {}
+
+  // Records the batch's admissions: its workloads that hold quota reserved
+  // at the batch's time, then forgets what left the window.
+  void OnCommitted(const CommittedBatch& batch) override;
 
   // Notes one admission in `cluster_queue` at `at` (times do not go back).
   void Record(const std::string& cluster_queue, absl::Time at);

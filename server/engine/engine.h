@@ -34,6 +34,8 @@
 #include "server/core/names.h"
 #include "server/core/objects.h"
 #include "server/engine/admission_rate.h"
+#include "server/engine/admit_waiters.h"
+#include "server/engine/batch_observer.h"
 #include "server/engine/event_log.h"
 #include "server/store/store.h"
 
@@ -80,35 +82,12 @@ struct WorkloadFilter {
   bool include_finished = false;
 };
 
-// What a wait for admission ended with.
-struct AdmitOutcome {
-  enum class Kind { kAdmitted, kPending, kFinished, kDeactivated };
-  Kind kind = Kind::kPending;
-  WorkloadView view;
-  // The condition that explains it (QuotaReserved=False for kPending).
-  std::string reason;
-  std::string message;
-};
-
 // Explain's answer plus what only the engine knows: the recent admission
 // rate of the workload's ClusterQueue and the start time it suggests.
 struct ExplainResult {
   admission::Explanation explanation;
   double admissions_per_minute = 0;
   std::optional<absl::Time> estimated_start;
-};
-
-// One wait for admission (QueueService.Admit).
-struct AdmitWait {
-  NamespacedName key;
-  // Submitted first when set (its metadata names the workload; a workload
-  // of that name that exists already is waited for instead).
-  std::optional<Workload> submit;
-  // Answer kPending at this time.
-  absl::Time deadline = absl::InfiniteFuture();
-  // Attach this runner once admitted, in the same commit.
-  std::string runner_id;
-  absl::Duration lease = absl::Seconds(30);
 };
 
 template <typename T>
@@ -125,6 +104,10 @@ class Engine {
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
+
+  // Adds an observer of every committed batch (see BatchObserver); call
+  // before Start(). `observer` must outlive the engine.
+  void AddObserver(BatchObserver* observer);
 
   // Loads the state from the store, runs a first scheduling batch and
   // starts the engine thread. Errors from the store are returned as they
@@ -233,7 +216,6 @@ class Engine {
   // Unavailable at shutdown), so thousands of waiters cost a map entry
   // each. Returns an id for CancelAdmit(). NotFound, InvalidArgument and
   // AlreadyExists (for a name taken by a finished workload) reach `done`.
-  using AdmitDone = std::function<void(absl::StatusOr<AdmitOutcome>)>;
   int64_t Admit(AdmitWait wait, AdmitDone done);
   // Forgets a wait whose caller went away; `done` is not called.
   void CancelAdmit(int64_t id);
@@ -298,11 +280,6 @@ class Engine {
   // Before a batch while unstored_: reloads from the store; on failure
   // refuses the batch's commands and returns false.
   bool ReloadOrRefuse(std::deque<Command>& commands);
-  struct Waiter {
-    int64_t id = 0;
-    AdmitWait wait;
-    AdmitDone done;
-  };
   // The outcome for a workload, or nullopt while it still waits (engine
   // thread; `expired` answers kPending).
   absl::StatusOr<std::optional<AdmitOutcome>> Decide(const NamespacedName& key,
@@ -311,10 +288,6 @@ class Engine {
   // batch, that are new, or whose deadline passed (replies run after the
   // commit). Attaches runners of admitted workloads.
   void ResolveWaiters();
-  // Notes the admissions of the batch being built for the rate estimate.
-  void RecordAdmissions();
-  // The earliest waiter deadline, if any.
-  std::optional<absl::Time> NextWaiterDeadline() const;
   // NotFound when unknown, FailedPrecondition when finished (engine
   // thread).
   absl::Status CheckUnfinished(const NamespacedName& key);
@@ -355,15 +328,11 @@ class Engine {
   // Their templates, by workload uid, written by the batch's commit.
   absl::flat_hash_map<Uid, std::vector<store::PodTemplate>> batch_templates_;
   std::vector<Reply> replies_;
-  // Admission waiters by workload, their deadlines, and the ids of those
-  // registered since the last batch.
-  std::map<NamespacedName, std::vector<Waiter>> waiters_;
-  std::set<std::pair<absl::Time, int64_t>> waiter_deadlines_;
-  std::map<int64_t, NamespacedName> waiter_keys_;
-  std::vector<NamespacedName> fresh_waiters_;
-  std::atomic<int64_t> next_waiter_id_{1};
-  // The recent admissions, for Explain's estimated start.
+  AdmitWaiters waiters_;
+  // The recent admissions, for Explain's estimated start; the first of
+  // observers_.
   AdmissionRate admission_rate_;
+  std::vector<BatchObserver*> observers_;
   // Workloads finished by the batch being answered, readable by its replies.
   std::map<NamespacedName, Workload> finished_in_batch_;
 };

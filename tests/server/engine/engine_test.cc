@@ -7,9 +7,12 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -478,6 +481,55 @@ TEST_F(EngineTest, FailedCommitAndFailedReloadRefuseEveryCallUntilAReload) {
   // The 8 GPUs b held in memory are free: c takes them.
   ASSERT_OK_AND_ASSIGN(WorkloadView c, engine_->Submit(Job("c", 8)));
   EXPECT_EQ(StateOf(c.workload), WorkloadState::kAdmitted);
+}
+
+// Observers see each committed batch once, after its commit, with every
+// change it stored; a batch whose commit failed is never observed (the
+// admission rate, an observer, counts only stored admissions).
+TEST_F(EngineTest, ObserversSeeCommittedBatchesOnly) {
+  struct Recorder : BatchObserver {
+    void OnCommitted(const CommittedBatch& batch) override {
+      absl::MutexLock lock(&mu);
+      std::vector<std::string> names;
+      for (const store::Event& event : batch.events) {
+        if (const Workload* wl = std::get_if<Workload>(&event.object)) {
+          EXPECT_EQ(wl->meta.revision, batch.revision);
+          names.push_back(wl->meta.name);
+        }
+      }
+      batches.push_back({batch.revision, std::move(names)});
+    }
+    absl::Mutex mu;
+    std::vector<std::pair<int64_t, std::vector<std::string>>> batches;
+  };
+  Recorder recorder;
+  engine_->Stop();
+  engine_ = std::make_unique<Engine>(faulty_, clock_);
+  engine_->AddObserver(&recorder);
+  ASSERT_OK(engine_->Start());
+  ApplySeed();
+  ASSERT_OK_AND_ASSIGN(WorkloadView a, engine_->Submit(Job("a", 8)));
+  {
+    absl::MutexLock lock(&recorder.mu);
+    ASSERT_FALSE(recorder.batches.empty());
+    EXPECT_EQ(recorder.batches.back().first, a.workload.meta.revision);
+    EXPECT_THAT(recorder.batches.back().second, ::testing::ElementsAre("a"));
+  }
+  ASSERT_OK_AND_ASSIGN(ExplainResult before,
+                       engine_->Explain({"team-ml", "a"}));
+
+  faulty_.FailCommit(1);
+  EXPECT_FALSE(engine_->Submit(Job("b", 8)).ok());
+  {
+    absl::MutexLock lock(&recorder.mu);
+    for (const auto& [revision, names] : recorder.batches) {
+      EXPECT_THAT(names, ::testing::Not(::testing::Contains("b")));
+    }
+  }
+  // b's admission was never stored: the rate still counts a alone.
+  ASSERT_OK_AND_ASSIGN(ExplainResult after, engine_->Explain({"team-ml", "a"}));
+  EXPECT_EQ(after.admissions_per_minute, before.admissions_per_minute);
+  EXPECT_GT(after.admissions_per_minute, 0);
 }
 
 // Without any call, the engine retries the reload by itself.
