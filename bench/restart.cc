@@ -16,6 +16,7 @@
 #include "bench/bench.h"
 #include "bench/objects.h"
 #include "server/codec/codec.h"
+#include "server/core/spec_shape.h"
 #include "server/store/sqlite/sqlite_store.h"
 
 namespace kq::bench {
@@ -123,7 +124,7 @@ absl::StatusOr<Filled> Fill(const std::string& path,
       // made when the workload came in, and the templates apart from the
       // rows.
       for (PodSet& ps : wl->pod_sets) {
-        ps.spec_shape = codec::SpecShapeDigest(ps.template_json.str());
+        ps.spec_shape = SpecShapeDigest(ps.template_json.str());
       }
       std::vector<store::PodTemplate> templates =
           store::DetachPodTemplates(*wl);

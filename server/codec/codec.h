@@ -1,12 +1,12 @@
 #pragma once
 
-#include <cstdint>
-
-// Conversion between kq's domain types (server/core) and the kq.v1 protos.
-// Used at the two edges that speak proto: the gRPC API and the SQLite store
-// (which keeps objects as serialized protos). Quantities are parsed here,
-// once; errors name the field path in Kueue's camelCase (the words users
-// wrote in their YAML).
+// Conversion between kq's domain types (server/core) and the kq.v1 protos,
+// one file per concept: the shared scalars and messages (codec.cc), the
+// configuration objects, the workload, its pod templates' JSON and the
+// Kueue Configuration. Used at the two edges that speak proto: the gRPC API
+// and the SQLite store (which keeps objects as serialized protos). Quantities
+// are parsed here, once; errors name the field path in Kueue's camelCase (the
+// words users wrote in their YAML).
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -59,18 +59,5 @@ std::string QuantityToProto(absl::string_view resource, Quantity q);
 // Kubernetes-style timestamps.
 absl::Time FromProto(const google::protobuf::Timestamp& ts);
 google::protobuf::Timestamp ToProto(absl::Time t);
-
-// A digest of a pod template's scheduling-relevant shape, the part of
-// Kueue's scheduling equivalence hash (workload.computeSchedulingHash) that
-// kqd cannot read from the workload once the template is on disk: the
-// members of spec that Kueue's SpecShape reads (each container's and init
-// container's requests and ports, nodeSelector, affinity, tolerations,
-// runtimeClassName, priority, topologySpreadConstraints, overhead,
-// resourceClaims, pod-level requests). The members' order in the text does
-// not matter; anything else in the template (images, commands, labels)
-// does not count. Never 0 for a JSON text; 0 when the text is not JSON.
-// Unlike Kueue, quantities count as written ("1" and "1000m" differ), which
-// can only make fewer workloads equivalent.
-uint64_t SpecShapeDigest(absl::string_view template_json);
 
 }  // namespace kq::codec
