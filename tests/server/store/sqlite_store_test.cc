@@ -494,7 +494,9 @@ TEST_F(SqliteStoreFileTest, CheckpointerCopiesTheWalBackOnItsOwn) {
                        QueryInt(raw.get(), "PRAGMA page_size"));
   const auto wal_frames = (std::filesystem::file_size(path_ + "-wal") - 32) /
                           static_cast<uint64_t>(page_size + 24);
-  ASSERT_GT(wal_frames, 1000u);
+  // At least the checkpointer's 1,000: once it has copied them back, the
+  // writer starts the WAL over and the file stops growing there.
+  ASSERT_GE(wal_frames, 1000u);
   ASSERT_LT(wal_frames, 10000u);
   // The copy is asynchronous: wait for it, with a deadline far beyond it.
   for (int i = 0; i < 1000; ++i) {

@@ -16,6 +16,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -112,6 +114,19 @@ int ThreadCount() {
       if (entry->d_name[0] != '.') ++count;
     }
     closedir(dir);
+  }
+  return count;
+}
+
+// The thread count once it is back at `expected`, or after 2 s. A thread
+// that was joined may still be listed under /proc/self/task for a moment
+// (the kernel wakes the joiner before it has released the task).
+int ThreadCountSettledAt(int expected) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(2);
+  int count = ThreadCount();
+  while (count != expected && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+    count = ThreadCount();
   }
   return count;
 }
@@ -427,7 +442,7 @@ TEST_F(ShimServerTest, StopClosesThePortsPromptlyAndJoinsEveryThread) {
   server->Stop();
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_LT(took, std::chrono::milliseconds(2500));
-  EXPECT_EQ(ThreadCount(), threads_before);
+  EXPECT_EQ(ThreadCountSettledAt(threads_before), threads_before);
 
   auto after_https = Https(https_port)->Get("/healthz");
   EXPECT_FALSE(after_https);
@@ -437,7 +452,7 @@ TEST_F(ShimServerTest, StopClosesThePortsPromptlyAndJoinsEveryThread) {
 
   server->Stop();  // idempotent
   server.reset();
-  EXPECT_EQ(ThreadCount(), threads_before);
+  EXPECT_EQ(ThreadCountSettledAt(threads_before), threads_before);
 }
 
 TEST_F(ShimServerTest, StopWithoutConnectionsIsImmediate) {
@@ -456,7 +471,7 @@ TEST_F(ShimServerTest, StartRefusesAMissingCertificate) {
   ShimServer server(std::move(options));
   EXPECT_THAT(server.Start(), StatusIs(absl::StatusCode::kInvalidArgument,
                                        HasSubstr("/nonexistent/tls.crt")));
-  EXPECT_EQ(ThreadCount(), threads_before);
+  EXPECT_EQ(ThreadCountSettledAt(threads_before), threads_before);
 
   ShimServerOptions no_key = Options();
   no_key.tls_key_file = "";
@@ -473,7 +488,7 @@ TEST_F(ShimServerTest, StartRefusesABusyPortAndLeavesNothingRunning) {
   busy_https.https_port = first.https_port();
   EXPECT_THAT(ShimServer(std::move(busy_https)).Start(),
               StatusIs(absl::StatusCode::kUnavailable));
-  EXPECT_EQ(ThreadCount(), threads_before);
+  EXPECT_EQ(ThreadCountSettledAt(threads_before), threads_before);
 
   // The HTTPS listener binds first; when the HTTP port is busy it must be
   // released again.
@@ -482,7 +497,7 @@ TEST_F(ShimServerTest, StartRefusesABusyPortAndLeavesNothingRunning) {
   {
     ShimServer second(std::move(busy_http));
     EXPECT_THAT(second.Start(), StatusIs(absl::StatusCode::kUnavailable));
-    EXPECT_EQ(ThreadCount(), threads_before);
+    EXPECT_EQ(ThreadCountSettledAt(threads_before), threads_before);
   }
 }
 
