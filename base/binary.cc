@@ -1,4 +1,4 @@
-#include "server/common/binary.h"
+#include "base/binary.h"
 
 #include <cstdlib>
 

@@ -18,8 +18,8 @@
 #include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
 
+#include "base/binary.h"
 #include "bench/bench.h"
-#include "server/common/binary.h"
 
 namespace kq::bench {
 namespace {

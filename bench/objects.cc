@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/proto_json.h"
+#include "manifest/proto_json.h"
 
 namespace kq::bench {
 namespace {

@@ -10,8 +10,8 @@
 #include "absl/time/clock.h"
 #include "cli/app.h"
 
+#include "base/binary.h"
 #include "kq/client/client.h"
-#include "server/common/binary.h"
 
 int main(int argc, char** argv) {
   kq::InitBinary();

@@ -22,11 +22,11 @@
 #include "nlohmann/json.hpp"
 
 #include "base/status_macros.h"
-#include "client-lib/manifest/manifest.h"
-#include "client-lib/manifest/pod_requests.h"
-#include "client-lib/manifest/proto_json.h"
-#include "client-lib/manifest/reader.h"
-#include "client-lib/manifest/yaml.h"
+#include "manifest/manifest.h"
+#include "manifest/pod_requests.h"
+#include "manifest/proto_json.h"
+#include "manifest/reader.h"
+#include "manifest/yaml.h"
 
 namespace kq::manifest {
 namespace {

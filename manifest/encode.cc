@@ -16,8 +16,8 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/manifest.h"
-#include "client-lib/manifest/proto_json.h"
+#include "manifest/manifest.h"
+#include "manifest/proto_json.h"
 
 namespace kq::manifest {
 namespace {

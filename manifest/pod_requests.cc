@@ -1,4 +1,4 @@
-#include "client-lib/manifest/pod_requests.h"
+#include "manifest/pod_requests.h"
 
 #include <map>
 #include <string>
@@ -10,9 +10,9 @@
 #include "nlohmann/json.hpp"
 
 #include "base/status_macros.h"
-#include "client-lib/manifest/manifest.h"
-#include "client-lib/manifest/quantity.h"
-#include "client-lib/manifest/reader.h"
+#include "manifest/manifest.h"
+#include "manifest/quantity.h"
+#include "manifest/reader.h"
 
 namespace kq::manifest {
 namespace internal {

@@ -1,4 +1,4 @@
-#include "client-lib/manifest/proto_json.h"
+#include "manifest/proto_json.h"
 
 #include <cmath>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include "google/protobuf/timestamp.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/reader.h"
+#include "manifest/reader.h"
 
 namespace kq::manifest::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "client-lib/manifest/reader.h"
+#include "manifest/reader.h"
 
 #include <cmath>
 #include <cstdint>

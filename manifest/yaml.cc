@@ -1,4 +1,4 @@
-#include "client-lib/manifest/yaml.h"
+#include "manifest/yaml.h"
 
 #include <yaml.h>
 
@@ -27,8 +27,8 @@
 #include "nlohmann/json.hpp"
 
 #include "base/status_macros.h"
-#include "client-lib/manifest/manifest.h"
-#include "client-lib/manifest/reader.h"
+#include "manifest/manifest.h"
+#include "manifest/reader.h"
 
 namespace kq::manifest {
 namespace internal {

@@ -29,7 +29,9 @@ ALLOWED = {
     "base": ABSL,
     "server/common": ABSL | {"base"},
     "server/logging": ABSL | {"spdlog"},
-    "server/core": CORE_LIBS | {"base", "server/common"},
+    # The compact containers: nothing of Kueue.
+    "server/container": ABSL | {"base", "server/common"},
+    "server/core": CORE_LIBS | {"base", "server/common", "server/container"},
     "server/cache": ABSL | {"base", "server/common", "server/core"},
     "server/queue": ABSL | {"base", "server/common", "server/core"},
     # The pure scheduling pass: no store, engine, proto, grpc or logging.
@@ -72,13 +74,13 @@ ALLOWED = {
     "client-lib/include": ABSL | {"proto", "google", "kq_client"},
     "client-lib/src":
         ABSL | {"base", "proto", "google", "grpcpp", "grpc", "kq_client"},
-    "client-lib/manifest": CORE_LIBS | {"base", "proto", "google"},
+    "manifest": CORE_LIBS | {"base", "proto", "google"},
     # kq simulate runs the admission core offline, so the CLI links the
     # simulator and the codec it reads scenarios with.
     "cli":
         CORE_LIBS | {
             "base", "proto", "google", "grpcpp", "kq_client",
-            "client-lib/manifest", "CLI", "server/common", "server/codec",
+            "manifest", "CLI", "server/common", "server/codec",
             "server/simulator", "server/core"
         },
     "shim/common": CORE_LIBS | {"base", "spdlog", "proto"},
@@ -87,24 +89,24 @@ ALLOWED = {
     "shim/jobs":
         CORE_LIBS | {
             "base", "spdlog", "shim/common", "shim/kube", "proto", "google",
-            "kq_client", "client-lib/manifest"
+            "kq_client", "manifest"
         },
     "shim/provisioning":
         CORE_LIBS | {
             "base", "spdlog", "shim/common", "shim/kube", "shim/jobs",
-            "proto", "google", "kq_client", "client-lib/manifest"
+            "proto", "google", "kq_client", "manifest"
         },
-    # kq-k8s-shim's main: its modules, plus InitBinary from server/common.
+    # kq-k8s-shim's main: its modules.
     "shim":
         ABSL | {
-            "base", "spdlog", "CLI", "kq_client", "server/common",
+            "base", "spdlog", "CLI", "kq_client",
             "shim/common", "shim/kube", "shim/jobs", "shim/provisioning",
             "shim/webhook"
         },
     "bench": None,
 }
 
-TOP_DIRS = ("base", "server", "client-lib", "cli", "shim", "bench")
+TOP_DIRS = ("base", "manifest", "server", "client-lib", "cli", "shim", "bench")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 

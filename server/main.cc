@@ -5,7 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/time/time.h"
 
-#include "server/common/binary.h"
+#include "base/binary.h"
 #include "server/daemon/daemon.h"
 #include "server/logging/logging.h"
 

@@ -19,8 +19,8 @@
 #include "absl/time/time.h"
 #include "spdlog/spdlog.h"
 
+#include "base/binary.h"
 #include "kq/client/client.h"
-#include "server/common/binary.h"
 #include "shim/jobs/controller.h"
 #include "shim/kube/client.h"
 #include "shim/provisioning/controller.h"

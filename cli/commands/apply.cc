@@ -11,7 +11,7 @@
 #include "cli/kinds.h"
 #include "kq/v1/admin_service.pb.h"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "proto/util/config_object.h"
 
 namespace kq::cli {

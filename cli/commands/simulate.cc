@@ -8,7 +8,7 @@
 #include "cli/commands/commands.h"
 #include "cli/printers/table_printer.h"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "server/codec/codec.h"
 #include "server/simulator/simulator.h"
 

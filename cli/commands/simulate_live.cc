@@ -16,7 +16,7 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 
 namespace kq::cli {
 namespace {

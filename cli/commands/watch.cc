@@ -24,7 +24,7 @@
 #include "kq/v1/queue_service.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 
 namespace kq::cli {
 namespace {

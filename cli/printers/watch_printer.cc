@@ -11,7 +11,7 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "proto/util/config_object.h"
 
 namespace kq::cli {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/core/compact_vector.h"
+#include "server/container/compact_vector.h"
 
 namespace kq {
 

@@ -17,11 +17,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-#include "server/core/boxed.h"
-#include "server/core/compact_vector.h"
+#include "server/container/boxed.h"
+#include "server/container/compact_vector.h"
+#include "server/container/flat_map.h"
+#include "server/container/interned_string.h"
 #include "server/core/conditions.h"
-#include "server/core/flat_map.h"
-#include "server/core/interned_string.h"
 #include "server/core/quantity.h"
 #include "server/core/uid.h"
 

@@ -18,7 +18,7 @@
 #include "spdlog/spdlog.h"
 
 #include "base/status_macros.h"
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "server/api/admit_calls.h"
 #include "server/api/in_flight_calls.h"
 #include "server/api/services.h"

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "shim/common/object_helpers.h"
 
 namespace kq::shim::jobs {

@@ -12,8 +12,8 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "spdlog/spdlog.h"
 
-#include "client-lib/manifest/proto_json.h"
-#include "client-lib/manifest/quantity.h"
+#include "manifest/proto_json.h"
+#include "manifest/quantity.h"
 #include "proto/util/workload.h"
 #include "shim/common/object_helpers.h"
 #include "shim/jobs/job_workload.h"

@@ -32,8 +32,8 @@
 #include "gtest/gtest.h"
 #include "kq/v1/queue_service.grpc.pb.h"
 
-#include "client-lib/manifest/manifest.h"
-#include "client-lib/manifest/quantity.h"
+#include "manifest/manifest.h"
+#include "manifest/quantity.h"
 #include "tests/integration/kqd_process.h"
 
 namespace kq::testing {

@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "server/common/binary.h"
+#include "base/binary.h"
 #include "tests/testing/child_process.h"
 
 namespace kq::testing {

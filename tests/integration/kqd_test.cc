@@ -21,7 +21,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "tests/integration/kqd_process.h"
 
 namespace kq::testing {

@@ -1,4 +1,4 @@
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 
 #include <filesystem>
 #include <fstream>
@@ -19,7 +19,7 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/proto_json.h"
+#include "manifest/proto_json.h"
 
 namespace kq::manifest {
 namespace {

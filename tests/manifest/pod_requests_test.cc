@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 
 namespace kq::manifest {
 namespace {

@@ -1,4 +1,4 @@
-#include "client-lib/manifest/quantity.h"
+#include "manifest/quantity.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "client-lib/manifest/yaml.h"
+#include "manifest/yaml.h"
 
 #include <cmath>
 #include <string>
@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 
 namespace kq::manifest {
 namespace {

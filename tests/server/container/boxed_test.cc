@@ -1,4 +1,4 @@
-#include "server/core/boxed.h"
+#include "server/container/boxed.h"
 
 #include <map>
 #include <optional>

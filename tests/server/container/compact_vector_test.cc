@@ -1,4 +1,4 @@
-#include "server/core/compact_vector.h"
+#include "server/container/compact_vector.h"
 
 #include <random>
 #include <string>

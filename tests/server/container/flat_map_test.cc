@@ -1,4 +1,4 @@
-#include "server/core/flat_map.h"
+#include "server/container/flat_map.h"
 
 #include <map>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "server/core/interned_string.h"
+#include "server/container/interned_string.h"
 
 #include <map>
 #include <sstream>

@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "shim/jobs/job_workload.h"
 #include "shim/kube/client.h"
 #include "tests/integration/kqd_process.h"

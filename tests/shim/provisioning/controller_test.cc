@@ -27,8 +27,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/manifest.h"
-#include "client-lib/manifest/proto_json.h"
+#include "manifest/manifest.h"
+#include "manifest/proto_json.h"
 #include "proto/util/workload.h"
 #include "shim/common/metrics.h"
 #include "shim/jobs/controller.h"

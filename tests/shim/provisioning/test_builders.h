@@ -15,7 +15,7 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "client-lib/manifest/proto_json.h"
+#include "manifest/proto_json.h"
 #include "shim/provisioning/provisioning.h"
 
 namespace kq::shim::provisioning::testing {
