@@ -83,7 +83,9 @@ ALLOWED = {
             "manifest", "CLI", "server/common", "server/codec",
             "server/simulator", "server/core"
         },
-    "shim/common": CORE_LIBS | {"base", "spdlog", "proto"},
+    # kq_reflector: the shim's list+watch of kqd, shared by jobs and
+    # provisioning.
+    "shim/common": CORE_LIBS | {"base", "spdlog", "proto", "kq_client"},
     "shim/kube": CORE_LIBS | {"base", "spdlog", "yaml-cpp"},
     "shim/webhook": CORE_LIBS | {"base", "spdlog", "shim/common"},
     "shim/jobs":

@@ -125,9 +125,6 @@ int Run(const Flags& flags) {
   options.resync = *resync;
   options.namespace_name = flags.namespace_name;
   options.workers = flags.workers;
-  options.new_watch_client = [kq_options] {
-    return kq::client::NewGrpcClient(kq_options);
-  };
   kq::shim::jobs::JobController controller(**kube, *kq, options);
   absl::Status started = controller.Start();
   if (!started.ok()) {
@@ -196,9 +193,6 @@ int Run(const Flags& flags) {
   kq::shim::provisioning::ProvisioningOptions provisioning_options;
   provisioning_options.namespace_name = flags.namespace_name;
   provisioning_options.resync = *resync;
-  provisioning_options.new_watch_client = [kq_options] {
-    return kq::client::NewGrpcClient(kq_options);
-  };
   kq::shim::provisioning::ProvisioningController provisioning(
       **kube, *kq, provisioning_options);
   std::atomic<bool> provisioning_stop{false};

@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -20,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "google/protobuf/duration.pb.h"
@@ -49,12 +51,15 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
 }
 
 // Runs one unary call `method(context, request, response)` with `deadline`
-// and returns the response or the call's status.
+// and returns the response or the call's status (CANCELLED once `cancel`
+// is requested).
 template <typename Response, typename Request, typename Method>
 absl::StatusOr<Response> Unary(absl::Duration deadline, const Request& request,
-                               Method method) {
+                               Method method,
+                               const std::stop_token& cancel = {}) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+  std::stop_callback on_cancel(cancel, [&context] { context.TryCancel(); });
   Response response;
   absl::Status status = FromGrpcStatus(method(&context, request, &response));
   if (!status.ok()) {
@@ -75,6 +80,14 @@ google::protobuf::Duration ToProtoDuration(absl::Duration d) {
   out.set_nanos(static_cast<int32_t>(nanos % 1000000000));
   return out;
 }
+
+absl::Status WatchCancelled() {
+  return absl::CancelledError("watch cancelled");
+}
+
+// How often a pause that waits for the channel looks at its cancellation:
+// gRPC's wait for a connection cannot be interrupted.
+constexpr absl::Duration kCancelPoll = absl::Milliseconds(50);
 
 // Exponential backoff between attempts of one retried operation. The budget
 // runs from the first failure after construction or the last Reset() (the
@@ -510,26 +523,49 @@ class GrpcClient : public Client {
   absl::Status Watch(
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event) override {
+    return Watch(request, on_event, std::stop_token());
+  }
+
+  absl::Status Watch(const v1::WatchRequest& request,
+                     const std::function<bool(const v1::WatchEvent&)>& on_event,
+                     std::stop_token cancel) override {
     bool stopped = false;
-    absl::Status status = WatchOnce(request, on_event, &stopped);
-    return stopped ? absl::OkStatus() : status;
+    absl::Status status = WatchOnce(request, on_event, cancel, &stopped);
+    if (stopped) return absl::OkStatus();
+    return cancel.stop_requested() ? WatchCancelled() : status;
   }
 
   absl::Status WatchResumable(
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event,
       WatchProgress* progress) override {
+    return WatchResumable(request, on_event, progress, std::stop_token());
+  }
+
+  absl::Status WatchResumable(
+      const v1::WatchRequest& request,
+      const std::function<bool(const v1::WatchEvent&)>& on_event,
+      WatchProgress* progress, std::stop_token cancel) override {
+    if (cancel.stop_requested()) return WatchCancelled();
     WatchProgress local;
     if (progress == nullptr) progress = &local;
-    Backoff backoff = NewBackoff();
+    Backoff backoff = NewBackoff(cancel);
     int64_t from = 0;
     if (request.has_from_revision()) {
       from = request.from_revision();
     } else {
       // "From now on" must mean the same revision on every reconnect, so
       // pin it with a cheap read that reports the current revision.
+      v1::ListObjectsRequest pin;
+      pin.set_kind("ResourceFlavor");
       absl::StatusOr<v1::ListObjectsResponse> listed =
-          ListObjects("ResourceFlavor", "");
+          Retried<v1::ListObjectsResponse>(
+              pin,
+              [this](auto* context, auto& req, auto* resp) {
+                return admin_->ListObjects(context, req, resp);
+              },
+              std::nullopt, cancel);
+      if (cancel.stop_requested()) return WatchCancelled();
       if (!listed.ok()) return listed.status();
       from = listed->revision();
     }
@@ -562,15 +598,20 @@ class GrpcClient : public Client {
             progress->revision = last - 1;
             return on_event(event);
           },
-          &stopped);
+          cancel, &stopped);
       if (stopped) return absl::OkStatus();
+      // Checked before the status: the stream's own CANCELLED is worth a
+      // reconnection, the caller's is not.
+      if (cancel.stop_requested()) return WatchCancelled();
       if (!StreamRetryable(status.code())) return status;
       // A stream that delivered, or stayed open longer than the whole
       // budget, was healthy: the failure now is a new one.
       if (delivered || absl::Now() - started >= options_.retry_budget) {
         backoff.Reset();
       }
-      if (!backoff.Wait()) {
+      const bool retry = backoff.Wait();
+      if (cancel.stop_requested()) return WatchCancelled();
+      if (!retry) {
         return status.ok() ? absl::UnavailableError("watch stream ended")
                            : status;
       }
@@ -609,22 +650,33 @@ class GrpcClient : public Client {
     return Unary<Response>(deadline, request, method);
   }
 
-  Backoff NewBackoff() {
-    return Backoff(options_, [this](absl::Time until) { Pause(until); });
+  Backoff NewBackoff(std::stop_token cancel = {}) {
+    return Backoff(options_,
+                   [this, cancel](absl::Time until) { Pause(until, cancel); });
   }
 
-  // Waits until `until`, or less once the channel is connected again. While
-  // kqd is unreachable, gRPC keeps the channel in TRANSIENT_FAILURE and
-  // fails calls at once, so no thread of this process polls the connection
-  // attempts under way; their results would wait for gRPC's 5-second backup
-  // poller. Waiting for the channel's state polls them, so a retry follows
-  // kqd's return within milliseconds.
-  void Pause(absl::Time until) {
+  // Waits until `until`, or less once the channel is connected again or
+  // `cancel` is requested. While kqd is unreachable, gRPC keeps the channel
+  // in TRANSIENT_FAILURE and fails calls at once, so no thread of this
+  // process polls the connection attempts under way; their results would
+  // wait for gRPC's 5-second backup poller. Waiting for the channel's state
+  // polls them, so a retry follows kqd's return within milliseconds.
+  void Pause(absl::Time until, const std::stop_token& cancel) {
+    absl::Notification cancelled;
+    std::stop_callback on_cancel(cancel, [&cancelled] { cancelled.Notify(); });
     if (channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY) {
-      absl::SleepFor(until - absl::Now());
+      cancelled.WaitForNotificationWithDeadline(until);
       return;
     }
-    channel_->WaitForConnected(absl::ToChronoTime(until));
+    while (!cancelled.HasBeenNotified()) {
+      const absl::Time slice = cancel.stop_possible()
+                                   ? std::min(until, absl::Now() + kCancelPoll)
+                                   : until;
+      if (channel_->WaitForConnected(absl::ToChronoTime(slice)) ||
+          slice >= until) {
+        return;
+      }
+    }
   }
 
   static absl::Duration AdmitTimeout(const v1::AdmitRequest& request) {
@@ -633,15 +685,17 @@ class GrpcClient : public Client {
   }
 
   // A unary call that changes nothing, retried on UNAVAILABLE with backoff
-  // within the retry budget. Each attempt has its own deadline.
+  // within the retry budget. Each attempt has its own deadline. `cancel`
+  // ends the attempt and the backoff (CANCELLED).
   template <typename Response, typename Request, typename Method>
   absl::StatusOr<Response> Retried(
       const Request& request, Method method,
-      std::optional<absl::Duration> deadline = std::nullopt) {
-    Backoff backoff = NewBackoff();
+      std::optional<absl::Duration> deadline = std::nullopt,
+      const std::stop_token& cancel = {}) {
+    Backoff backoff = NewBackoff(cancel);
     while (true) {
       absl::StatusOr<Response> response = Unary<Response>(
-          deadline.value_or(options_.deadline), request, method);
+          deadline.value_or(options_.deadline), request, method, cancel);
       if (response.ok() ||
           response.status().code() != absl::StatusCode::kUnavailable ||
           !backoff.Wait()) {
@@ -650,18 +704,29 @@ class GrpcClient : public Client {
     }
   }
 
-  // One Watch stream until it fails or `on_event` returns false (then
-  // `*stopped` is set and the stream cancelled).
+  // One Watch stream until it fails, `cancel` is requested (the stream is
+  // cancelled; its status is then CANCELLED) or `on_event` returns false
+  // (then `*stopped` is set and the stream cancelled).
   absl::Status WatchOnce(
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event,
-      bool* stopped) {
+      const std::stop_token& cancel, bool* stopped) {
     // No deadline: a watch is meant to stay open until the caller stops it.
     grpc::ClientContext context;
+    // Ends a Read() that waits for kqd's next event. Declared after
+    // `context` so that it is gone (and no longer running) before it is.
+    std::stop_callback on_cancel(cancel, [&context] { context.TryCancel(); });
     std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
         queue_->Watch(&context, request);
     v1::WatchEvent event;
     while (reader->Read(&event)) {
+      if (cancel.stop_requested()) {
+        // An event read just before the cancellation took effect is not
+        // delivered. The cancelling thread may not have reached TryCancel
+        // yet, and Finish() would wait for it.
+        context.TryCancel();
+        break;
+      }
       if (!on_event(event)) {
         // The caller is done: cancel the stream, then drain Finish() so the
         // call is cleaned up. Its CANCELLED status is expected, not an error.

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
 #include "spdlog/spdlog.h"
@@ -88,25 +87,6 @@ google::protobuf::Duration ToProtoDuration(absl::Duration d) {
 
 }  // namespace
 
-// What the Workload watch thread shares with the controller. The thread may
-// outlive the controller (see JobControllerOptions::new_watch_client), so it
-// reaches the controller only through `owner`, under `mu`.
-struct JobController::WatchShared {
-  absl::Mutex mu;
-  absl::CondVar cv;
-  JobController* owner ABSL_GUARDED_BY(mu) = nullptr;
-  bool stop ABSL_GUARDED_BY(mu) = false;
-  absl::Notification done;
-
-  // Waits `d` unless stopped; false when stopped.
-  bool Sleep(absl::Duration d) {
-    absl::MutexLock lock(&mu);
-    const absl::Time until = absl::Now() + d;
-    while (!stop && absl::Now() < until) cv.WaitWithDeadline(&mu, until);
-    return !stop;
-  }
-};
-
 JobController::JobController(kube::Client& kube, client::Client& kq,
                              JobControllerOptions options)
     : kube_(kube),
@@ -149,15 +129,17 @@ absl::Status JobController::Start() {
       reflector_options);
   reflector_thread_ = std::thread([this] { reflector_->Run(stop_); });
 
-  watch_shared_ = std::make_shared<WatchShared>();
-  {
-    absl::MutexLock lock(&watch_shared_->mu);
-    watch_shared_->owner = this;
-  }
-  std::shared_ptr<client::Client> owned;
-  if (options_.new_watch_client) owned = options_.new_watch_client();
-  watch_thread_ = std::thread(&JobController::RunWatch, watch_shared_, owned,
-                              &kq_, options_.namespace_name);
+  KqReflectorHandlers kq_handlers;
+  kq_handlers.on_sync = [this](const KqSnapshot& listed) {
+    OnWorkloadsListed(listed);
+  };
+  kq_handlers.on_event = [this](const v1::WatchEvent& event) {
+    OnWorkloadEvent(event);
+  };
+  kq_handlers.on_error = [this](const absl::Status& status) { NoteKq(status); };
+  kq_reflector_ = std::make_unique<KqReflector>(kq_, options_.namespace_name,
+                                                std::move(kq_handlers));
+  kq_reflector_thread_ = std::thread([this] { kq_reflector_->Run(); });
   ticker_thread_ = std::thread([this] { RunTicker(); });
   for (int i = 0; i < options_.workers; ++i) {
     workers_.emplace_back([this] { RunWorker(); });
@@ -182,26 +164,12 @@ void JobController::Stop() {
     absl::MutexLock lock(&ticker_mu_);
     ticker_cv_.SignalAll();
   }
-  {
-    absl::MutexLock lock(&watch_shared_->mu);
-    watch_shared_->stop = true;
-    watch_shared_->owner = nullptr;
-    watch_shared_->cv.SignalAll();
-  }
+  kq_reflector_->Stop();
   if (reflector_thread_.joinable()) reflector_thread_.join();
+  if (kq_reflector_thread_.joinable()) kq_reflector_thread_.join();
   if (ticker_thread_.joinable()) ticker_thread_.join();
   for (std::thread& worker : workers_) worker.join();
   workers_.clear();
-  if (watch_thread_.joinable()) {
-    // A watch on its own client that is waiting for kqd's next event is
-    // left to end by itself: it no longer reaches this controller.
-    if (options_.new_watch_client &&
-        !watch_shared_->done.WaitForNotificationWithTimeout(absl::Seconds(1))) {
-      watch_thread_.detach();
-    } else {
-      watch_thread_.join();
-    }
-  }
   spdlog::info("job controller stopped runner={}", options_.runner_id);
 }
 
@@ -286,13 +254,13 @@ void JobController::OnJobEvent(const kube::WatchEvent& event) {
   queue_.Add(key);
 }
 
-void JobController::OnWorkloadsListed(const v1::ListWorkloadsResponse& listed) {
+void JobController::OnWorkloadsListed(const KqSnapshot& listed) {
   std::set<JobKey> keys;
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [key, names] : workloads_) keys.insert(key);
     workloads_.clear();
-    for (const v1::Workload& wl : listed.workloads()) {
+    for (const v1::Workload& wl : listed.workloads) {
       std::optional<JobOwner> owner = OwnerOfWorkload(wl);
       if (!owner || !ShouldManage(owner->key.namespace_name) ||
           proto_util::IsFinished(wl)) {
@@ -305,7 +273,7 @@ void JobController::OnWorkloadsListed(const v1::ListWorkloadsResponse& listed) {
   }
   NoteKq(absl::OkStatus());
   spdlog::info("kqd workloads listed revision={} owned_by_jobs={}",
-               listed.revision(), keys.size());
+               listed.revision, keys.size());
   for (const JobKey& key : keys) queue_.Add(key);
 }
 
@@ -327,64 +295,6 @@ void JobController::OnWorkloadEvent(const v1::WatchEvent& event) {
     }
   }
   queue_.Add(owner->key);
-}
-
-void JobController::RunWatch(std::shared_ptr<WatchShared> shared,
-                             std::shared_ptr<client::Client> owned,
-                             client::Client* kq, std::string ns) {
-  client::Client& c = owned ? *owned : *kq;
-  absl::Duration backoff = absl::Milliseconds(200);
-  const absl::Duration max_backoff = absl::Seconds(10);
-  while (true) {
-    {
-      absl::MutexLock lock(&shared->mu);
-      if (shared->stop) break;
-    }
-    // 1. LIST: every unfinished Workload, and the revision to watch from.
-    v1::ListWorkloadsRequest request;
-    request.set_namespace_(ns);
-    absl::StatusOr<v1::ListWorkloadsResponse> listed = c.ListWorkloads(request);
-    {
-      absl::MutexLock lock(&shared->mu);
-      if (shared->stop) break;
-      if (listed.ok()) {
-        shared->owner->OnWorkloadsListed(*listed);
-      } else {
-        shared->owner->NoteKq(listed.status());
-      }
-    }
-    if (!listed.ok()) {
-      spdlog::warn("kqd workload list failed: {}", listed.status().ToString());
-      if (!shared->Sleep(backoff)) break;
-      backoff = std::min(backoff * 2, max_backoff);
-      continue;
-    }
-    backoff = absl::Milliseconds(200);
-    // 2. WATCH from there; it resumes by itself across kqd restarts.
-    v1::WatchRequest watch;
-    watch.set_from_revision(listed->revision());
-    watch.add_kinds("Workload");
-    watch.set_namespace_(ns);
-    absl::Status watched =
-        c.WatchResumable(watch, [&](const v1::WatchEvent& event) {
-          absl::MutexLock lock(&shared->mu);
-          if (shared->stop || shared->owner == nullptr) return false;
-          shared->owner->OnWorkloadEvent(event);
-          return true;
-        });
-    {
-      absl::MutexLock lock(&shared->mu);
-      if (shared->stop) break;
-      shared->owner->NoteKq(watched);
-    }
-    // OUT_OF_RANGE: the revision left kqd's event log; any other end: the
-    // watch gave up. Either way, list again.
-    spdlog::warn("kqd workload watch ended: {}; listing again",
-                 watched.ToString());
-    if (!shared->Sleep(backoff)) break;
-    backoff = std::min(backoff * 2, max_backoff);
-  }
-  shared->done.Notify();
 }
 
 void JobController::RunWorker() {

@@ -9,9 +9,10 @@
 // Inputs, all level-triggered into one keyed work queue (namespace/name):
 //   - a Reflector (LIST+WATCH) of batch/v1 Jobs labelled
 //     kueue.x-k8s.io/queue-name, in one namespace or all;
-//   - kqd's Workloads: a ListWorkloads, then WatchResumable from its
-//     revision (re-listed after OUT_OF_RANGE or a broken watch), so an
-//     admission or an eviction reaches its Job at once;
+//   - a KqReflector of kqd's Workloads (a ListWorkloads, then
+//     WatchResumable from its revision, re-listed after OUT_OF_RANGE or a
+//     watch that gave up), so an admission or an eviction reaches its Job
+//     at once;
 //   - the heartbeat loop (every lease/3) for the Workloads this runner
 //     holds: a `stop` answer queues the Job;
 //   - a periodic resync of every Job.
@@ -59,7 +60,6 @@
 // Thread-safety: thread-safe; Start() once, Stop() from any thread.
 
 #include <atomic>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -73,6 +73,7 @@
 #include "absl/time/time.h"
 
 #include "kq/client/client.h"
+#include "shim/common/kq_reflector.h"
 #include "shim/jobs/job_workload.h"
 #include "shim/jobs/work_queue.h"
 #include "shim/kube/client.h"
@@ -102,11 +103,6 @@ struct JobControllerOptions {
   // queue-name label).
   absl::Duration reflector_initial_backoff = absl::Milliseconds(200);
   absl::Duration reflector_max_backoff = absl::Seconds(10);
-  // A second kq client for the Workload watch, owned by the watch thread.
-  // kq's Watch cannot be interrupted, so Stop() leaves a watch thread that
-  // waits for its next event behind with this client instead of waiting
-  // for it. Unset: the watch uses the main client and Stop() waits.
-  std::function<std::unique_ptr<client::Client>()> new_watch_client;
 };
 
 class JobController {
@@ -122,8 +118,8 @@ class JobController {
   // INVALID_ARGUMENT for an empty runner id, a lease under 3 s or a worker
   // count outside 1..4; FAILED_PRECONDITION when started already.
   absl::Status Start();
-  // Stops every thread (see new_watch_client); releases nothing at kqd.
-  // Idempotent.
+  // Stops every thread, waiting for the kqd calls under way; releases
+  // nothing at kqd. Idempotent.
   void Stop();
 
   // OK once the Jobs and kqd's Workloads are listed and kqd answered the
@@ -137,16 +133,12 @@ class JobController {
   struct Attached {
     std::string workload;
   };
-  struct WatchShared;
 
   // ---- Inputs ----
   void OnJobsSync(const std::vector<json>& items);
   void OnJobEvent(const kube::WatchEvent& event);
-  void OnWorkloadsListed(const v1::ListWorkloadsResponse& listed);
+  void OnWorkloadsListed(const KqSnapshot& listed);
   void OnWorkloadEvent(const v1::WatchEvent& event);
-  static void RunWatch(std::shared_ptr<WatchShared> shared,
-                       std::shared_ptr<client::Client> owned,
-                       client::Client* kq, std::string ns);
   void RunWorker();
   void RunTicker();
   void Heartbeats();
@@ -212,9 +204,9 @@ class JobController {
   std::map<JobKey, std::string> check_messages_ ABSL_GUARDED_BY(mu_);
 
   std::unique_ptr<kube::Reflector> reflector_;
-  std::shared_ptr<WatchShared> watch_shared_;
+  std::unique_ptr<KqReflector> kq_reflector_;
   std::thread reflector_thread_;
-  std::thread watch_thread_;
+  std::thread kq_reflector_thread_;
   std::thread ticker_thread_;
   std::vector<std::thread> workers_;
   absl::Mutex ticker_mu_;

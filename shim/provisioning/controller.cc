@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
 
@@ -51,26 +50,6 @@ std::vector<json> Values(const std::map<std::string, json>* objects) {
 }
 
 }  // namespace
-
-// What the kq watch thread shares with the controller. The thread may
-// outlive Run() (see ProvisioningOptions::new_watch_client), so it holds
-// this and reaches the controller only through `owner`.
-struct ProvisioningController::WatchShared {
-  absl::Mutex mu;
-  absl::CondVar cv;
-  ProvisioningController* owner ABSL_GUARDED_BY(mu) = nullptr;
-  bool stop ABSL_GUARDED_BY(mu) = false;
-  std::string namespace_name;
-  absl::Notification done;
-
-  // Waits `d` unless stopped; false when stopped.
-  bool Sleep(absl::Duration d) {
-    absl::MutexLock lock(&mu);
-    const absl::Time until = absl::Now() + d;
-    while (!stop && absl::Now() < until) cv.WaitWithDeadline(&mu, until);
-    return !stop;
-  }
-};
 
 ProvisioningController::ProvisioningController(kube::Client& kube,
                                                client::Client& kq,
@@ -121,16 +100,12 @@ void ProvisioningController::Run(const std::atomic<bool>& stop) {
   std::thread requests_thread([&] { requests.Run(stop_); });
   std::thread templates_thread([&] { templates.Run(stop_); });
 
-  auto shared = std::make_shared<WatchShared>();
-  shared->namespace_name = options_.namespace_name;
-  {
-    absl::MutexLock lock(&shared->mu);
-    shared->owner = this;
-  }
-  std::shared_ptr<client::Client> owned;
-  if (options_.new_watch_client) owned = options_.new_watch_client();
-  std::thread watch_thread(&ProvisioningController::RunWatch, shared, owned,
-                           &kq_);
+  KqReflector kq_reflector(
+      kq_, options_.namespace_name,
+      {[this](const KqSnapshot& listed) { OnKqListed(listed); },
+       [this](const v1::WatchEvent& event) { OnKqEvent(event); }},
+      {.kinds = {"AdmissionCheck", kConfigKind, "Workload"}});
+  std::thread kq_thread([&] { kq_reflector.Run(); });
   std::thread ticker([this] { RunTicker(stop_); });
   std::vector<std::thread> workers;
   for (int i = 0; i < options_.workers; ++i) {
@@ -144,24 +119,12 @@ void ProvisioningController::Run(const std::atomic<bool>& stop) {
 
   stop_ = true;
   queue_.ShutDown();
-  {
-    absl::MutexLock lock(&shared->mu);
-    shared->stop = true;
-    shared->owner = nullptr;
-    shared->cv.SignalAll();
-  }
+  kq_reflector.Stop();
   requests_thread.join();
   templates_thread.join();
+  kq_thread.join();
   ticker.join();
   for (std::thread& worker : workers) worker.join();
-  // A watch on its own client waiting for kqd's next event is left to end
-  // by itself: it no longer reaches this controller.
-  if (owned != nullptr &&
-      !shared->done.WaitForNotificationWithTimeout(absl::Seconds(1))) {
-    watch_thread.detach();
-  } else {
-    watch_thread.join();
-  }
   spdlog::info("provisioning controller stopped");
 }
 
@@ -336,23 +299,22 @@ void ProvisioningController::ConfigChangedLocked() {
   }
 }
 
-void ProvisioningController::OnKqListed(
-    const std::vector<v1::AdmissionCheck>& checks,
-    const std::vector<v1::ProvisioningRequestConfig>& configs,
-    const std::vector<v1::Workload>& workloads) {
+void ProvisioningController::OnKqListed(const KqSnapshot& listed) {
   std::set<Key> before;
   absl::MutexLock lock(&mu_);
   for (const auto& [key, cached] : workloads_) before.insert(key);
   checks_.clear();
-  for (const v1::AdmissionCheck& ac : checks) {
-    checks_[ac.metadata().name()] = ac;
-  }
   configs_.clear();
-  for (const v1::ProvisioningRequestConfig& prc : configs) {
-    configs_[prc.metadata().name()] = prc;
+  for (const v1::ConfigObject& o : listed.objects) {
+    if (o.has_admission_check()) {
+      checks_[o.admission_check().metadata().name()] = o.admission_check();
+    } else if (o.has_provisioning_request_config()) {
+      configs_[o.provisioning_request_config().metadata().name()] =
+          o.provisioning_request_config();
+    }
   }
   workloads_.clear();
-  for (const v1::Workload& wl : workloads) {
+  for (const v1::Workload& wl : listed.workloads) {
     if (Managed(wl.metadata().namespace_())) StoreWorkloadLocked(wl);
   }
   kq_synced_ = true;
@@ -420,80 +382,6 @@ void ProvisioningController::OnKqEvent(const v1::WatchEvent& event) {
     }
   }
   if (queue) queue_.Add(key);
-}
-
-void ProvisioningController::RunWatch(std::shared_ptr<WatchShared> shared,
-                                      std::shared_ptr<client::Client> owned,
-                                      client::Client* kq) {
-  client::Client& c = owned ? *owned : *kq;
-  absl::Duration backoff = absl::Milliseconds(200);
-  const absl::Duration max_backoff = absl::Seconds(10);
-  while (true) {
-    {
-      absl::MutexLock lock(&shared->mu);
-      if (shared->stop) break;
-    }
-    // 1. LIST the config objects and the workloads; the watch starts from
-    //    the oldest of their revisions, so nothing in between is missed.
-    absl::StatusOr<v1::ListObjectsResponse> checks =
-        c.ListObjects("AdmissionCheck", "");
-    absl::StatusOr<v1::ListObjectsResponse> configs =
-        checks.ok() ? c.ListObjects(kConfigKind, "") : checks.status();
-    v1::ListWorkloadsRequest request;
-    request.set_namespace_(shared->namespace_name);
-    absl::StatusOr<v1::ListWorkloadsResponse> workloads =
-        configs.ok() ? c.ListWorkloads(request) : configs.status();
-    if (!workloads.ok()) {
-      spdlog::warn("provisioning: listing kqd's objects failed: {}",
-                   workloads.status().ToString());
-      if (!shared->Sleep(backoff)) break;
-      backoff = std::min(backoff * 2, max_backoff);
-      continue;
-    }
-    backoff = absl::Milliseconds(200);
-    std::vector<v1::AdmissionCheck> acs;
-    for (const v1::ConfigObject& o : checks->objects()) {
-      if (o.has_admission_check()) acs.push_back(o.admission_check());
-    }
-    std::vector<v1::ProvisioningRequestConfig> prcs;
-    for (const v1::ConfigObject& o : configs->objects()) {
-      if (o.has_provisioning_request_config()) {
-        prcs.push_back(o.provisioning_request_config());
-      }
-    }
-    std::vector<v1::Workload> wls(workloads->workloads().begin(),
-                                  workloads->workloads().end());
-    {
-      absl::MutexLock lock(&shared->mu);
-      if (shared->stop || shared->owner == nullptr) break;
-      shared->owner->OnKqListed(acs, prcs, wls);
-    }
-    // 2. WATCH from there; it resumes by itself across kqd restarts.
-    v1::WatchRequest watch;
-    watch.set_from_revision(std::min(
-        {checks->revision(), configs->revision(), workloads->revision()}));
-    watch.add_kinds("Workload");
-    watch.add_kinds("AdmissionCheck");
-    watch.add_kinds(kConfigKind);
-    absl::Status watched =
-        c.WatchResumable(watch, [&](const v1::WatchEvent& event) {
-          absl::MutexLock lock(&shared->mu);
-          if (shared->stop || shared->owner == nullptr) return false;
-          shared->owner->OnKqEvent(event);
-          return true;
-        });
-    {
-      absl::MutexLock lock(&shared->mu);
-      if (shared->stop) break;
-    }
-    // OUT_OF_RANGE: the revision left kqd's event log; any other end: the
-    // watch gave up. Either way, list again.
-    spdlog::warn("provisioning: kqd watch ended: {}; listing again",
-                 watched.ToString());
-    if (!shared->Sleep(backoff)) break;
-    backoff = std::min(backoff * 2, max_backoff);
-  }
-  shared->done.Notify();
 }
 
 // ---- Work -------------------------------------------------------------------

@@ -11,12 +11,12 @@
 //
 // Inputs, all level-triggered into one keyed work queue (workload
 // namespace/name):
-//   - kqd: ListObjects of AdmissionChecks and ProvisioningRequestConfigs
-//     and ListWorkloads, then one WatchResumable of the three kinds from the
-//     oldest of their revisions (listed again after OUT_OF_RANGE or a watch
-//     that gave up). A workload is queued when it has a provisioning check
-//     or owns objects; a config change queues every workload with a
-//     provisioning check;
+//   - kqd, through a KqReflector: ListObjects of AdmissionChecks and
+//     ProvisioningRequestConfigs and ListWorkloads, then one WatchResumable
+//     of the three kinds from the oldest of their revisions (listed again
+//     after OUT_OF_RANGE or a watch that gave up). A workload is queued
+//     when it has a provisioning check or owns objects; a config change
+//     queues every workload with a provisioning check;
 //   - Reflectors (LIST+WATCH) of ProvisioningRequests and PodTemplates
 //     labelled kueue.x-k8s.io/managed=true: a request's change queues its
 //     workload (kq.dev/workload-* annotations); templates are only cached;
@@ -41,9 +41,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <map>
-#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -55,6 +53,7 @@
 #include "absl/time/time.h"
 
 #include "kq/client/client.h"
+#include "shim/common/kq_reflector.h"
 #include "shim/jobs/work_queue.h"
 #include "shim/kube/client.h"
 #include "shim/provisioning/reconciler.h"
@@ -74,11 +73,6 @@ struct ProvisioningOptions {
   // The reflectors' backoff.
   absl::Duration reflector_initial_backoff = absl::Milliseconds(200);
   absl::Duration reflector_max_backoff = absl::Seconds(10);
-  // A second kq client for the watch, owned by the watch thread. kq's Watch
-  // cannot be interrupted, so Run() returns leaving a watch thread that
-  // waits for kqd's next event behind with this client. Unset: the watch
-  // uses the main client and Run() waits for that event.
-  std::function<std::unique_ptr<client::Client>()> new_watch_client;
 };
 
 class ProvisioningController {
@@ -91,9 +85,9 @@ class ProvisioningController {
   ProvisioningController& operator=(const ProvisioningController&) = delete;
 
   // Runs the reflectors, the kq watch, the resync and the workers until
-  // `stop` becomes true (checked every 100 ms), then stops them. Returns at
-  // once, doing nothing, when called again or with options out of range
-  // (logged).
+  // `stop` becomes true (checked every 100 ms), then stops them, waiting
+  // for the calls under way. Returns at once, doing nothing, when called
+  // again or with options out of range (logged).
   void Run(const std::atomic<bool>& stop);
 
   // True once ProvisioningRequests, PodTemplates and kqd's objects were
@@ -105,7 +99,6 @@ class ProvisioningController {
 
  private:
   using Key = jobs::JobKey;
-  struct WatchShared;
   struct Cached {
     // The workload's UID and the names of its admission checks.
     std::string uid;
@@ -117,13 +110,8 @@ class ProvisioningController {
   void OnRequestEvent(const kube::WatchEvent& event);
   void OnTemplatesSync(const std::vector<json>& items);
   void OnTemplateEvent(const kube::WatchEvent& event);
-  void OnKqListed(const std::vector<v1::AdmissionCheck>& checks,
-                  const std::vector<v1::ProvisioningRequestConfig>& configs,
-                  const std::vector<v1::Workload>& workloads);
+  void OnKqListed(const KqSnapshot& listed);
   void OnKqEvent(const v1::WatchEvent& event);
-  static void RunWatch(std::shared_ptr<WatchShared> shared,
-                       std::shared_ptr<client::Client> owned,
-                       client::Client* kq);
   void RunWorker();
   void RunTicker(const std::atomic<bool>& stop);
 

@@ -1,8 +1,9 @@
 // The C++ client against a real kqd: the launcher workflow (Admit, the
 // runner handshake, preemption that waits for the runner), lease and grace
 // expiry, Admit outcomes and many concurrent waiters, retries and a
-// resumable watch across kqd restarts. Plus WatchResumable against a fake
-// server that breaks streams in the middle of a revision.
+// resumable watch across kqd restarts, and watches cancelled from another
+// thread. Plus WatchResumable against a fake server that breaks streams in
+// the middle of a revision.
 
 #include <atomic>
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -22,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -461,6 +464,54 @@ v1::AdmitRequest AdmitByName(const std::string& name, absl::Duration timeout) {
   return request;
 }
 
+// A watch call on its own thread, cancellable from the test's: `call`
+// gets the event handler and the cancellation to pass on.
+class CancellableWatch {
+ public:
+  using OnEvent = std::function<bool(const v1::WatchEvent&)>;
+  using Call = std::function<absl::Status(const OnEvent&, std::stop_token)>;
+  explicit CancellableWatch(Call call) {
+    thread_ = std::thread([this, call = std::move(call)] {
+      status_ = call(
+          [this](const v1::WatchEvent&) {
+            if (events_.fetch_add(1) == 0) first_.Notify();
+            return true;
+          },
+          cancel_.get_token());
+      returned_.Notify();
+    });
+  }
+  ~CancellableWatch() {
+    cancel_.request_stop();
+    thread_.join();
+  }
+
+  bool WaitForFirstEvent() {
+    return first_.WaitForNotificationWithTimeout(absl::Seconds(20));
+  }
+  // Requests the cancellation; returns how long the call took to return
+  // (InfiniteDuration if it did not within 30 s).
+  absl::Duration Cancel() {
+    const absl::Time start = absl::Now();
+    cancel_.request_stop();
+    if (!returned_.WaitForNotificationWithTimeout(absl::Seconds(30))) {
+      return absl::InfiniteDuration();
+    }
+    return absl::Now() - start;
+  }
+  // Once returned.
+  const absl::Status& status() const { return status_; }
+  int events() const { return events_.load(); }
+
+ private:
+  std::stop_source cancel_;
+  std::atomic<int> events_{0};
+  absl::Notification first_;
+  absl::Notification returned_;
+  absl::Status status_;
+  std::thread thread_;
+};
+
 class ClientTest : public ::testing::Test {
  protected:
   // Starts kqd (with `args`) and a client with fast retries.
@@ -775,6 +826,61 @@ TEST_F(ClientTest, WatchResumableAcrossRestarts) {
     ASSERT_TRUE(last.has_value()) << wl.metadata().name();
     EXPECT_TRUE(MessageDifferencer::Equals(*last, wl)) << wl.metadata().name();
   }
+}
+
+// Watch and WatchResumable waiting for kqd's next event end with CANCELLED
+// as soon as another thread asks, without waiting for that event.
+TEST_F(ClientTest, CancelEndsWatchesWaitingForTheNextEvent) {
+  ASSERT_NO_FATAL_FAILURE(StartKqd());
+  ASSERT_TRUE(client_->Apply(QueueConfig("3")).ok());
+  v1::WatchRequest request;
+  request.set_from_revision(0);
+  client::WatchProgress progress;
+  CancellableWatch plain(
+      [&](const CancellableWatch::OnEvent& on_event, std::stop_token cancel) {
+        return client_->Watch(request, on_event, cancel);
+      });
+  CancellableWatch resumable(
+      [&](const CancellableWatch::OnEvent& on_event, std::stop_token cancel) {
+        return client_->WatchResumable(request, on_event, &progress, cancel);
+      });
+  ASSERT_TRUE(plain.WaitForFirstEvent());
+  ASSERT_TRUE(resumable.WaitForFirstEvent());
+  // Both have delivered the whole log and wait for the next event.
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_LT(plain.Cancel(), absl::Seconds(2));
+  EXPECT_EQ(plain.status().code(), absl::StatusCode::kCancelled)
+      << plain.status();
+  EXPECT_LT(resumable.Cancel(), absl::Seconds(2));
+  EXPECT_EQ(resumable.status().code(), absl::StatusCode::kCancelled)
+      << resumable.status();
+  EXPECT_EQ(progress.reconnects, 0);
+}
+
+// kqd killed: WatchResumable backs off before reconnecting (10 s here), and
+// a cancellation ends that wait.
+TEST_F(ClientTest, CancelEndsWatchResumableBetweenReconnections) {
+  ASSERT_NO_FATAL_FAILURE(StartKqd());
+  ASSERT_TRUE(client_->Apply(QueueConfig("3")).ok());
+  std::unique_ptr<client::Client> slow =
+      client::NewGrpcClient({.target = kqd_->target(),
+                             .retry_initial_backoff = absl::Seconds(10),
+                             .retry_max_backoff = absl::Seconds(10),
+                             .retry_budget = absl::Seconds(120)});
+  v1::WatchRequest request;
+  request.set_from_revision(0);
+  client::WatchProgress progress;
+  CancellableWatch watch(
+      [&](const CancellableWatch::OnEvent& on_event, std::stop_token cancel) {
+        return slow->WatchResumable(request, on_event, &progress, cancel);
+      });
+  ASSERT_TRUE(watch.WaitForFirstEvent());
+  kqd_->Kill();
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_LT(watch.Cancel(), absl::Seconds(2));
+  EXPECT_EQ(watch.status().code(), absl::StatusCode::kCancelled)
+      << watch.status();
+  EXPECT_EQ(progress.reconnects, 0);
 }
 
 // Admit's outcomes: PENDING with the reason and position, FINISHED when
@@ -1252,6 +1358,308 @@ TEST(WatchResumableTest, CallerStopsTheWatch) {
                   .ok());
   EXPECT_EQ(seen, 1);
   server->Shutdown();
+}
+
+// Streams end UNAVAILABLE at once while the server stays up (the channel
+// stays READY): the cancellation ends the backoff before the reconnection.
+TEST(WatchCancelTest, CancelEndsTheBackoffOfAConnectedChannel) {
+  ScriptedWatch service(
+      {{{}, grpc::Status(grpc::StatusCode::UNAVAILABLE, "going away")}});
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto client =
+      client::NewGrpcClient({.target = absl::StrCat("127.0.0.1:", port),
+                             .retry_initial_backoff = absl::Seconds(10),
+                             .retry_max_backoff = absl::Seconds(10),
+                             .retry_budget = absl::Seconds(120)});
+  v1::WatchRequest request;
+  request.set_from_revision(0);
+  {
+    CancellableWatch watch(
+        [&](const CancellableWatch::OnEvent& on_event, std::stop_token cancel) {
+          return client->WatchResumable(request, on_event, nullptr, cancel);
+        });
+    ASSERT_TRUE(
+        Eventually([&] { return service.from_revisions().size() == 1; }));
+    absl::SleepFor(absl::Milliseconds(300));
+    EXPECT_LT(watch.Cancel(), absl::Seconds(2));
+    EXPECT_EQ(watch.status().code(), absl::StatusCode::kCancelled)
+        << watch.status();
+  }
+  EXPECT_THAT(service.from_revisions(), ::testing::ElementsAre(0));
+  server->Shutdown();
+}
+
+// An event already received when the cancellation is seen is not delivered:
+// here the handler itself cancels, with the next event on its way.
+TEST(WatchCancelTest, NoEventIsDeliveredOnceCancelled) {
+  // One connection for Watch, one for WatchResumable.
+  const ScriptedWatch::Connection three = {
+      {WorkloadEvent(5, "a"), WorkloadEvent(6, "b"), WorkloadEvent(7, "c")},
+      grpc::Status::OK};
+  ScriptedWatch service({three, three});
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto client =
+      client::NewGrpcClient(FastRetries(absl::StrCat("127.0.0.1:", port)));
+  v1::WatchRequest request;
+  request.set_from_revision(4);
+  {
+    std::stop_source cancel;
+    int seen = 0;
+    absl::Status status = client->Watch(
+        request,
+        [&](const v1::WatchEvent&) {
+          ++seen;
+          cancel.request_stop();
+          return true;
+        },
+        cancel.get_token());
+    EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+    EXPECT_EQ(seen, 1);
+  }
+  {
+    std::stop_source cancel;
+    int seen = 0;
+    absl::Status status = client->WatchResumable(
+        request,
+        [&](const v1::WatchEvent&) {
+          ++seen;
+          cancel.request_stop();
+          return true;
+        },
+        nullptr, cancel.get_token());
+    EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+    EXPECT_EQ(seen, 1);
+  }
+  server->Shutdown();
+}
+
+// Cancelled before the call: no stream is opened, not even the read that
+// pins "from now on" for WatchResumable.
+TEST(WatchCancelTest, CancelledBeforeTheCallReturnsAtOnce) {
+  ScriptedWatch service({{{WorkloadEvent(1, "a")}, grpc::Status::OK}});
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto client =
+      client::NewGrpcClient(FastRetries(absl::StrCat("127.0.0.1:", port)));
+  std::stop_source cancel;
+  cancel.request_stop();
+  int seen = 0;
+  auto count = [&](const v1::WatchEvent&) {
+    ++seen;
+    return true;
+  };
+  v1::WatchRequest from_zero;
+  from_zero.set_from_revision(0);
+  EXPECT_EQ(client->Watch(from_zero, count, cancel.get_token()).code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(
+      client->WatchResumable(from_zero, count, nullptr, cancel.get_token())
+          .code(),
+      absl::StatusCode::kCancelled);
+  EXPECT_EQ(client
+                ->WatchResumable(v1::WatchRequest(), count, nullptr,
+                                 cancel.get_token())
+                .code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(seen, 0);
+  EXPECT_THAT(service.from_revisions(), ::testing::IsEmpty());
+  server->Shutdown();
+}
+
+// A Client that implements only the plain Watch forms, as test fakes do:
+// both deliver `events`, then end UNAVAILABLE.
+class PlainWatchClient final : public client::Client {
+ public:
+  explicit PlainWatchClient(std::vector<v1::WatchEvent> events)
+      : events_(std::move(events)) {}
+
+  using Client::GetWorkload;
+  using Client::SubmitWorkload;
+  using Client::Watch;
+  using Client::WatchResumable;
+  absl::Status Watch(
+      const v1::WatchRequest&,
+      const std::function<bool(const v1::WatchEvent&)>& on_event) override {
+    return Stream(on_event);
+  }
+  absl::Status WatchResumable(
+      const v1::WatchRequest&,
+      const std::function<bool(const v1::WatchEvent&)>& on_event,
+      client::WatchProgress*) override {
+    return Stream(on_event);
+  }
+
+  absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest&) override {
+    return Unused();
+  }
+  absl::Status Delete(const std::string&, const std::string&,
+                      const std::string&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::ConfigObject> GetObject(const std::string&,
+                                             const std::string&,
+                                             const std::string&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::ListObjectsResponse> ListObjects(
+      const std::string&, const std::string&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::Workload> SetAdmissionCheckState(
+      const v1::SetAdmissionCheckStateRequest&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::Workload> Preempt(const v1::PreemptRequest&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::Workload> SetWorkloadActive(const std::string&,
+                                                 const std::string&,
+                                                 bool) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::ConfigObject> SetStopPolicy(
+      const v1::SetStopPolicyRequest&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::SubmitWorkloadResponse> SubmitWorkload(
+      const v1::SubmitWorkloadRequest&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::GetWorkloadResponse> GetWorkload(
+      const v1::GetWorkloadRequest&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(
+      const v1::ListWorkloadsRequest&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::Workload> CancelWorkload(const std::string&,
+                                              const std::string&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::Workload> FinishWorkload(const std::string&,
+                                              const std::string&, bool,
+                                              const std::string&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::AdmitResponse> Admit(const v1::AdmitRequest&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::AdmitResponse> WaitAdmitted(
+      v1::AdmitRequest, absl::Duration,
+      const std::function<void(const v1::AdmitResponse&)>&,
+      absl::Duration) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::Workload> SetReclaimablePods(
+      const std::string&, const std::string&,
+      const std::map<std::string, int32_t>&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(
+      const v1::HeartbeatRequest&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::ExplainResponse> Explain(const std::string&,
+                                              const std::string&) override {
+    return Unused();
+  }
+  absl::StatusOr<v1::SimulateResponse> Simulate(
+      const v1::SimulateRequest&) override {
+    return Unused();
+  }
+
+ private:
+  static absl::Status Unused() {
+    return absl::UnimplementedError("not used by this test");
+  }
+  absl::Status Stream(
+      const std::function<bool(const v1::WatchEvent&)>& on_event) {
+    for (const v1::WatchEvent& event : events_) {
+      if (!on_event(event)) return absl::OkStatus();
+    }
+    return absl::UnavailableError("stream over");
+  }
+
+  const std::vector<v1::WatchEvent> events_;
+};
+
+// Client's own cancellable forms, over a client without them: the
+// cancellation ends the stream at the next event.
+TEST(WatchCancelTest, DefaultFormsEndAtTheNextEvent) {
+  PlainWatchClient client({WorkloadEvent(1, "a"), WorkloadEvent(2, "b"),
+                           WorkloadEvent(3, "c"), WorkloadEvent(4, "d")});
+  client::Client& base = client;
+  const v1::WatchRequest request;
+  using Form = std::function<absl::Status(
+      const std::function<bool(const v1::WatchEvent&)>&, std::stop_token)>;
+  const std::vector<std::pair<std::string, Form>> forms = {
+      {"Watch",
+       [&](const auto& on_event, std::stop_token cancel) {
+         return base.Watch(request, on_event, cancel);
+       }},
+      {"WatchResumable",
+       [&](const auto& on_event, std::stop_token cancel) {
+         return base.WatchResumable(request, on_event, nullptr, cancel);
+       }},
+  };
+  for (const auto& [name, form] : forms) {
+    SCOPED_TRACE(name);
+    std::stop_source cancel;
+    int seen = 0;
+    absl::Status status = form(
+        [&](const v1::WatchEvent&) {
+          if (++seen == 2) cancel.request_stop();
+          return true;
+        },
+        cancel.get_token());
+    EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+    EXPECT_EQ(seen, 2);
+
+    // Never cancelled: the stream's own end; the caller's stop: OK.
+    seen = 0;
+    status = form(
+        [&](const v1::WatchEvent&) {
+          ++seen;
+          return true;
+        },
+        std::stop_token());
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+    EXPECT_EQ(seen, 4);
+    std::stop_source unused;
+    status =
+        form([](const v1::WatchEvent&) { return false; }, unused.get_token());
+    EXPECT_TRUE(status.ok()) << status;
+
+    std::stop_source before;
+    before.request_stop();
+    seen = 0;
+    status = form(
+        [&](const v1::WatchEvent&) {
+          ++seen;
+          return true;
+        },
+        before.get_token());
+    EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+    EXPECT_EQ(seen, 0);
+  }
 }
 
 }  // namespace

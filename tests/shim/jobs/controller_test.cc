@@ -146,10 +146,6 @@ class JobControllerTest : public ::testing::Test {
     options.max_backoff = absl::Seconds(1);
     options.stop_recheck = absl::Seconds(1);
     options.reflector_max_backoff = absl::Seconds(1);
-    const std::string target = kqd_->target();
-    options.new_watch_client = [target] {
-      return client::NewGrpcClient(KqOptions(target));
-    };
     return options;
   }
 

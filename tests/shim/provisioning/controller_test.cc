@@ -110,10 +110,6 @@ class ProvisioningControllerTest : public ::testing::Test {
     options.initial_backoff = absl::Milliseconds(50);
     options.max_backoff = absl::Seconds(1);
     options.reflector_max_backoff = absl::Seconds(1);
-    const std::string target = kqd_->target();
-    options.new_watch_client = [target] {
-      return client::NewGrpcClient(KqOptions(target));
-    };
     stop_ = false;
     controller_ =
         std::make_unique<ProvisioningController>(*kube_, *kq_, options);
@@ -526,10 +522,6 @@ TEST_F(ProvisioningControllerTest, JobStartsOnlyOnceProvisioned) {
   job_options.initial_backoff = absl::Milliseconds(100);
   job_options.max_backoff = absl::Seconds(1);
   job_options.reflector_max_backoff = absl::Seconds(1);
-  const std::string target = kqd_->target();
-  job_options.new_watch_client = [target] {
-    return client::NewGrpcClient(KqOptions(target));
-  };
   jobs::JobController jobs(*kube_, *kq_, job_options);
   ASSERT_TRUE(jobs.Start().ok());
 

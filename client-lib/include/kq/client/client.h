@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stop_token>
 #include <string>
 
 #include "absl/status/status.h"
@@ -194,6 +195,26 @@ class Client {
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event,
       WatchProgress* progress = nullptr) = 0;
+
+  // Watch and WatchResumable that another thread can end: once `cancel` is
+  // requested they return CANCELLED promptly, whether waiting for kqd's
+  // next event, reconnecting or backing off between reconnections, and
+  // deliver no event after they see the request (one being delivered
+  // finishes). They return OK when on_event returns false, as above. A
+  // default-constructed std::stop_token is never requested.
+  // The defaults here, for clients that implement only the forms above,
+  // look at `cancel` before starting and as each event arrives: they cannot
+  // interrupt a wait for the next event. The gRPC client can. (A class that
+  // overrides only the forms above adds `using Client::Watch;` and `using
+  // Client::WatchResumable;` to keep these callable through it.)
+  virtual absl::Status Watch(
+      const v1::WatchRequest& request,
+      const std::function<bool(const v1::WatchEvent&)>& on_event,
+      std::stop_token cancel);
+  virtual absl::Status WatchResumable(
+      const v1::WatchRequest& request,
+      const std::function<bool(const v1::WatchEvent&)>& on_event,
+      WatchProgress* progress, std::stop_token cancel);
 };
 
 // Creates a client over an insecure gRPC channel to options.target.
