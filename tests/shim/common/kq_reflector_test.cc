@@ -19,7 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "tests/integration/kqd_process.h"
 #include "tests/shim/testing/kq_test_helpers.h"
 
