@@ -9,8 +9,8 @@
 #include "google/protobuf/util/time_util.h"
 #include "spdlog/spdlog.h"
 
+#include "base/metrics.h"
 #include "proto/util/workload.h"
-#include "shim/common/metrics.h"
 
 namespace kq::shim::jobs {
 namespace {

@@ -10,8 +10,8 @@
 #include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
 
+#include "base/metrics.h"
 #include "proto/util/workload.h"
-#include "shim/common/metrics.h"
 #include "shim/kube/reflector.h"
 #include "shim/provisioning/provisioning.h"
 

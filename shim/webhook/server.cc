@@ -16,7 +16,7 @@
 #include "absl/time/time.h"
 #include "spdlog/spdlog.h"
 
-#include "shim/common/metrics.h"
+#include "base/metrics.h"
 
 namespace kq::shim::webhook {
 namespace {

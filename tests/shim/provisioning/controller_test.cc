@@ -27,10 +27,10 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
+#include "base/metrics.h"
 #include "manifest/manifest.h"
 #include "manifest/proto_json.h"
 #include "proto/util/workload.h"
-#include "shim/common/metrics.h"
 #include "shim/jobs/controller.h"
 #include "shim/jobs/job_workload.h"
 #include "shim/kube/client.h"

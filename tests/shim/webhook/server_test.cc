@@ -21,7 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-#include "shim/common/metrics.h"
+#include "base/metrics.h"
 #include "tests/testing/status_matchers.h"
 
 namespace kq::shim::webhook {

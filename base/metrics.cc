@@ -1,9 +1,9 @@
-#include "shim/common/metrics.h"
+#include "base/metrics.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
-namespace kq::shim {
+namespace kq {
 
 Metrics& Metrics::Global() {
   static auto* metrics = new Metrics();
@@ -76,4 +76,4 @@ std::string Metrics::RenderPrometheus() const {
   return out;
 }
 
-}  // namespace kq::shim
+}  // namespace kq

@@ -1,9 +1,9 @@
 #pragma once
 
-// The shim's Prometheus metrics: counters and gauges by name and labels,
+// A process's Prometheus metrics: counters and gauges by name and labels,
 // rendered in the text exposition format for GET /metrics. One process-wide
 // registry; every call is thread-safe and cheap (one mutex, no allocation
-// once a series exists).
+// once a series exists). The shim exports it today.
 
 #include <map>
 #include <string>
@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
-namespace kq::shim {
+namespace kq {
 
 using MetricLabels = std::vector<std::pair<std::string, std::string>>;
 
@@ -45,4 +45,4 @@ class Metrics {
   std::map<std::string, Family, std::less<>> families_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace kq::shim
+}  // namespace kq
