@@ -1,4 +1,6 @@
-#include "server/api/services.h"
+// QueueService (kq/v1/queue_service.proto): submitting, reading and
+// watching workloads, the runner handshake, Explain and Simulate; the
+// callback forms hand the engine's answer to the reply queue.
 
 #include <algorithm>
 #include <optional>
@@ -8,35 +10,12 @@
 
 #include "proto/util/config_object.h"
 #include "server/api/proto_convert.h"
+#include "server/api/services.h"
 #include "server/api/status_convert.h"
 #include "server/codec/codec.h"
 
 namespace kq::api {
 namespace {
-
-// "objects[2] (ClusterQueue \"x\")" for error messages about a request item.
-std::string ItemName(const std::string& field, int index,
-                     const std::string& kind, const v1::ObjectMeta& meta) {
-  std::string name = meta.name().empty() ? meta.generate_name() : meta.name();
-  if (!meta.namespace_().empty()) name = meta.namespace_() + "/" + name;
-  return absl::StrCat(field, "[", index, "] (", kind, " \"", name, "\")");
-}
-
-absl::StatusOr<ObjectKey> ParseKey(const std::string& kind_text,
-                                   const std::string& namespace_name,
-                                   const std::string& name) {
-  ObjectKind kind;
-  if (!ParseKind(kind_text, &kind) || kind == ObjectKind::kWorkload) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kind: unknown configuration kind \"", kind_text, "\""));
-  }
-  if (name.empty()) return absl::InvalidArgumentError("name: is required");
-  if (IsNamespaced(kind) && namespace_name.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("namespace: is required for ", KindName(kind)));
-  }
-  return ObjectKey{kind, IsNamespaced(kind) ? namespace_name : "", name};
-}
 
 void FillWorkload(
     const engine::WorkloadView& view, v1::TemplateForm form,
@@ -128,113 +107,6 @@ void FillVictims(
 }
 
 }  // namespace
-
-grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
-                                     const v1::ApplyRequest* request,
-                                     v1::ApplyResponse* response) {
-  std::vector<ConfigObject> objects;
-  for (int i = 0; i < request->objects_size(); ++i) {
-    const v1::ConfigObject& proto = request->objects(i);
-    absl::StatusOr<ConfigObject> object = codec::FromProto(proto);
-    if (!object.ok()) {
-      std::string kind = "object";
-      if (proto.kind_case() != v1::ConfigObject::KIND_NOT_SET) {
-        kind = proto.GetDescriptor()
-                   ->FindFieldByNumber(proto.kind_case())
-                   ->message_type()
-                   ->name();
-      }
-      return ToGrpcStatus(absl::InvalidArgumentError(
-          absl::StrCat(ItemName("objects", i, kind, proto_util::MetaOf(proto)),
-                       ": ", object.status().message())));
-    }
-    objects.push_back(*std::move(object));
-  }
-  std::vector<Workload> workloads;
-  for (int i = 0; i < request->workloads_size(); ++i) {
-    absl::StatusOr<Workload> wl = codec::FromClientProto(request->workloads(i));
-    if (!wl.ok()) {
-      return ToGrpcStatus(absl::InvalidArgumentError(
-          absl::StrCat(ItemName("workloads", i, "Workload",
-                                request->workloads(i).metadata()),
-                       ": ", wl.status().message())));
-    }
-    workloads.push_back(*std::move(wl));
-  }
-  absl::StatusOr<std::vector<engine::ApplyResult>> results =
-      engine_.Apply(std::move(objects), std::move(workloads));
-  if (!results.ok()) return ToGrpcStatus(results.status());
-  for (const engine::ApplyResult& r : *results) {
-    v1::ApplyResult* out = response->add_results();
-    out->set_action(r.action);
-    if (const auto* wl = std::get_if<Workload>(&r.object)) {
-      *out->mutable_workload() = codec::ToProto(*wl, request->template_form());
-    } else {
-      *out->mutable_object() = codec::ToProto(std::get<ConfigObject>(r.object));
-    }
-    for (const std::string& w : r.warnings) out->add_warnings(w);
-  }
-  return grpc::Status::OK;
-}
-
-grpc::Status AdminServiceImpl::Delete(grpc::ServerContext*,
-                                      const v1::DeleteRequest* request,
-                                      v1::DeleteResponse*) {
-  absl::StatusOr<ObjectKey> key =
-      ParseKey(request->kind(), request->namespace_(), request->name());
-  if (!key.ok()) return ToGrpcStatus(key.status());
-  return ToGrpcStatus(engine_.Delete(*key));
-}
-
-grpc::Status AdminServiceImpl::GetObject(grpc::ServerContext*,
-                                         const v1::GetObjectRequest* request,
-                                         v1::GetObjectResponse* response) {
-  absl::StatusOr<ObjectKey> key =
-      ParseKey(request->kind(), request->namespace_(), request->name());
-  if (!key.ok()) return ToGrpcStatus(key.status());
-  absl::StatusOr<engine::ObjectView> view = engine_.GetObject(*key);
-  if (!view.ok()) return ToGrpcStatus(view.status());
-  *response->mutable_object() = ToProto(*view);
-  return grpc::Status::OK;
-}
-
-grpc::Status AdminServiceImpl::ListObjects(
-    grpc::ServerContext*, const v1::ListObjectsRequest* request,
-    v1::ListObjectsResponse* response) {
-  ObjectKind kind;
-  if (!ParseKind(request->kind(), &kind) || kind == ObjectKind::kWorkload) {
-    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
-        "kind: unknown configuration kind \"", request->kind(), "\"")));
-  }
-  absl::StatusOr<engine::Listed<engine::ObjectView>> listed =
-      engine_.ListObjects(kind, request->namespace_());
-  if (!listed.ok()) return ToGrpcStatus(listed.status());
-  for (const engine::ObjectView& view : listed->items) {
-    *response->add_objects() = ToProto(view);
-  }
-  response->set_revision(listed->revision);
-  return grpc::Status::OK;
-}
-
-grpc::Status AdminServiceImpl::SetAdmissionCheckState(
-    grpc::ServerContext*, const v1::SetAdmissionCheckStateRequest* request,
-    v1::SetAdmissionCheckStateResponse* response) {
-  std::optional<int32_t> requeue_after;
-  if (request->has_requeue_after_seconds()) {
-    requeue_after = request->requeue_after_seconds();
-  }
-  std::vector<PodSetUpdate> pod_set_updates;
-  for (const v1::PodSetUpdate& update : request->pod_set_updates()) {
-    pod_set_updates.push_back(codec::FromProto(update));
-  }
-  absl::StatusOr<Workload> wl = engine_.SetAdmissionCheckState(
-      {request->namespace_(), request->workload()}, request->check(),
-      request->state(), request->message(), requeue_after,
-      std::move(pod_set_updates));
-  if (!wl.ok()) return ToGrpcStatus(wl.status());
-  *response->mutable_workload() = codec::ToProto(*wl);
-  return grpc::Status::OK;
-}
 
 template <typename T>
 std::function<void(absl::StatusOr<T>)> QueueServiceImpl::Answer(
@@ -525,52 +397,6 @@ grpc::Status QueueServiceImpl::Watch(
       }
     }
   }
-  return grpc::Status::OK;
-}
-
-grpc::Status AdminServiceImpl::Preempt(grpc::ServerContext*,
-                                       const v1::PreemptRequest* request,
-                                       v1::PreemptResponse* response) {
-  absl::StatusOr<Workload> wl = engine_.Preempt(
-      {request->namespace_(), request->name()}, request->message(),
-      request->actor(), request->deactivate());
-  if (!wl.ok()) return ToGrpcStatus(wl.status());
-  *response->mutable_workload() = codec::ToProto(*wl);
-  return grpc::Status::OK;
-}
-
-grpc::Status AdminServiceImpl::SetWorkloadActive(
-    grpc::ServerContext*, const v1::SetWorkloadActiveRequest* request,
-    v1::SetWorkloadActiveResponse* response) {
-  absl::StatusOr<Workload> wl = engine_.SetWorkloadActive(
-      {request->namespace_(), request->name()}, request->active());
-  if (!wl.ok()) return ToGrpcStatus(wl.status());
-  *response->mutable_workload() = codec::ToProto(*wl);
-  return grpc::Status::OK;
-}
-
-grpc::Status AdminServiceImpl::SetStopPolicy(
-    grpc::ServerContext*, const v1::SetStopPolicyRequest* request,
-    v1::SetStopPolicyResponse* response) {
-  absl::StatusOr<ObjectKey> key =
-      ParseKey(request->kind(), request->namespace_(), request->name());
-  if (!key.ok()) return ToGrpcStatus(key.status());
-  StopPolicy policy;
-  const std::string& text = request->stop_policy();
-  if (text == "None" || text.empty()) {
-    policy = StopPolicy::kNone;
-  } else if (text == "Hold") {
-    policy = StopPolicy::kHold;
-  } else if (text == "HoldAndDrain") {
-    policy = StopPolicy::kHoldAndDrain;
-  } else {
-    return ToGrpcStatus(absl::InvalidArgumentError(
-        absl::StrCat("stop_policy: unsupported value \"", text,
-                     "\": must be None, Hold or HoldAndDrain")));
-  }
-  absl::StatusOr<engine::ObjectView> view = engine_.SetStopPolicy(*key, policy);
-  if (!view.ok()) return ToGrpcStatus(view.status());
-  *response->mutable_object() = ToProto(*view);
   return grpc::Status::OK;
 }
 
