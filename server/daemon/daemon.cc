@@ -108,11 +108,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
       (std::filesystem::path(config.data_dir) / "kq.db").string();
   store::SqliteOptions store_options;
   store_options.synchronous_full = config.sync_full;
+  store_options.event_retention = config.event_retention;
   KQ_ASSIGN_OR_RETURN(parts->store,
                       store::SqliteStore::Open(db_path, store_options));
 
   engine::EngineOptions engine_options;
   engine_options.eviction_grace = config.eviction_grace;
+  engine_options.event_log_capacity = config.event_retention;
   if (!config.config_file.empty()) {
     KQ_ASSIGN_OR_RETURN(engine_options.configuration,
                         ReadConfigurationFile(config.config_file));

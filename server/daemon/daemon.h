@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,10 @@ struct Config {
   // How long an evicted workload whose runner holds a live lease keeps its
   // quota while waiting for the runner to confirm the stop.
   absl::Duration eviction_grace = absl::Seconds(30);
+  // Watch events kept, in memory and in the database; a watch from an
+  // older revision is answered OUT_OF_RANGE. No flag: tests that need that
+  // answer keep only a few.
+  size_t event_retention = 100000;
 };
 
 // Reads the Kueue Configuration at `path`: a YAML or JSON file holding
