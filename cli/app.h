@@ -1,7 +1,7 @@
 #pragma once
 
 // The `kq` command line: flags -> one command. main.cc only builds the real
-// Environment; tests build their own around a FakeClient.
+// Environment; tests build their own around a client of an in-process kqd.
 
 #include <functional>
 #include <istream>

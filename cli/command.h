@@ -19,10 +19,11 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
 // The world a command sees. Commands never touch std::cout, std::cerr or
-// the clock directly, so tests drive them with a FakeClient, string streams
-// and a fixed time. Borrowed references; the caller keeps them alive.
+// the clock directly, so tests drive them with a client of an in-process
+// kqd, string streams and a time of their choosing. Borrowed references;
+// the caller keeps them alive.
 struct CommandContext {
-  // kqd, or a test double of it.
+  // kqd (in tests, through a decorator that records what was sent).
   client::Client& client;
   // Results (stdout).
   std::ostream& out;

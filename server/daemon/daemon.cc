@@ -82,15 +82,22 @@ absl::StatusOr<Configuration> ReadConfigurationFile(const std::string& path) {
   return configuration;
 }
 
-absl::Status Run(const Config& config) {
-  // Signals are taken by one thread with sigwait, so block them before any
-  // other thread starts (threads inherit the mask).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+// Declared in the order they are made: each part borrows from the ones
+// above it, and they are destroyed bottom-up.
+struct Server::Parts {
+  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<engine::Engine> engine;
+  std::unique_ptr<api::AdminServiceImpl> admin;
+  std::unique_ptr<api::QueueServiceImpl> queue;
+  // Outlives the server: its interceptors count into it.
+  api::InFlightCalls in_flight;
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<api::AdmitCalls> admit;
+  bool stopped = false;
+};
 
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
+  auto parts = std::make_unique<Parts>();
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) {
@@ -101,36 +108,38 @@ absl::Status Run(const Config& config) {
       (std::filesystem::path(config.data_dir) / "kq.db").string();
   store::SqliteOptions store_options;
   store_options.synchronous_full = config.sync_full;
-  KQ_ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStore> store,
+  store_options.event_retention = config.event_retention;
+  KQ_ASSIGN_OR_RETURN(parts->store,
                       store::SqliteStore::Open(db_path, store_options));
 
   engine::EngineOptions engine_options;
   engine_options.eviction_grace = config.eviction_grace;
+  engine_options.event_log_capacity = config.event_retention;
   if (!config.config_file.empty()) {
     KQ_ASSIGN_OR_RETURN(engine_options.configuration,
                         ReadConfigurationFile(config.config_file));
     spdlog::info("configuration from {}: fair sharing {}", config.config_file,
                  engine_options.configuration.fair_sharing ? "on" : "off");
   }
-  engine::Engine engine(*store, Clock::Real(), engine_options);
-  KQ_RETURN_IF_ERROR(engine.Start());
+  parts->engine = std::make_unique<engine::Engine>(*parts->store, Clock::Real(),
+                                                   engine_options);
+  KQ_RETURN_IF_ERROR(parts->engine->Start());
 
-  api::AdminServiceImpl admin(engine);
-  api::QueueServiceImpl queue(engine);
+  parts->admin = std::make_unique<api::AdminServiceImpl>(*parts->engine);
+  parts->queue = std::make_unique<api::QueueServiceImpl>(*parts->engine);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(),
                            &port);
-  builder.RegisterService(&admin);
-  builder.RegisterService(&queue);
-  api::InFlightCalls in_flight;
+  builder.RegisterService(parts->admin.get());
+  builder.RegisterService(parts->queue.get());
   {
     std::vector<
         std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         counters;
-    counters.push_back(in_flight.NewCounter());
+    counters.push_back(parts->in_flight.NewCounter());
     builder.experimental().SetInterceptorCreators(std::move(counters));
   }
   // The blocking handlers (all but Admit and QueueServiceImpl's callback
@@ -142,19 +151,20 @@ absl::Status Run(const Config& config) {
       grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxIdlePollers);
   std::unique_ptr<grpc::ServerCompletionQueue> admit_queue =
       builder.AddCompletionQueue();
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
+  parts->server = builder.BuildAndStart();
+  if (parts->server == nullptr || port == 0) {
     admit_queue->Shutdown();
     void* tag;
     bool ok;
     while (admit_queue->Next(&tag, &ok)) {
     }
-    engine.Stop();
+    parts->engine->Stop();
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", config.listen));
   }
-  api::AdmitCalls admit(queue, engine, std::move(admit_queue));
-  admit.Start();
+  parts->admit = std::make_unique<api::AdmitCalls>(
+      *parts->queue, *parts->engine, std::move(admit_queue));
+  parts->admit->Start();
   spdlog::info("kqd serving on {} (port {}), data in {}", config.listen, port,
                db_path);
   if (!config.port_file.empty()) {
@@ -163,10 +173,19 @@ absl::Status Run(const Config& config) {
     out.close();
     std::filesystem::rename(config.port_file + ".tmp", config.port_file, ec);
   }
+  return std::unique_ptr<Server>(new Server(std::move(parts), port));
+}
 
-  int received = 0;
-  sigwait(&signals, &received);
-  spdlog::info("received signal {}, shutting down", received);
+Server::Server(std::unique_ptr<Parts> parts, int port)
+    : parts_(std::move(parts)), port_(port) {}
+
+Server::~Server() { Stop(); }
+
+void Server::Stop() {
+  if (parts_->stopped) return;
+  parts_->stopped = true;
+  grpc::Server& server = *parts_->server;
+  engine::Engine& engine = *parts_->engine;
   // gRPC's Shutdown(deadline) lets calls finish, but it also waits until
   // every connection has answered its GOAWAY's ping, and a client with no
   // call in flight reads its socket only at its backup poll, every 5 s: an
@@ -177,24 +196,40 @@ absl::Status Run(const Config& config) {
   // the tag for one of its own.)
   grpc_completion_queue* shutdown_queue =
       grpc_completion_queue_create_for_pluck(nullptr);
-  grpc_server_shutdown_and_notify(server->c_server(), shutdown_queue,
+  grpc_server_shutdown_and_notify(server.c_server(), shutdown_queue,
                                   shutdown_queue);
   engine.event_log().Close();
   engine.AbortAdmitWaits();
-  if (const int unfinished = in_flight.WaitUntilNone(kShutdownGrace);
+  if (const int unfinished = parts_->in_flight.WaitUntilNone(kShutdownGrace);
       unfinished > 0) {
     spdlog::warn("{} calls unfinished after {}; cancelling them", unfinished,
                  absl::FormatDuration(kShutdownGrace));
   }
-  grpc_server_cancel_all_calls(server->c_server());
-  server->Shutdown();
+  grpc_server_cancel_all_calls(server.c_server());
+  server.Shutdown();
   grpc_completion_queue_pluck(shutdown_queue, shutdown_queue,
                               gpr_inf_future(GPR_CLOCK_REALTIME), nullptr);
   grpc_completion_queue_shutdown(shutdown_queue);
   grpc_completion_queue_destroy(shutdown_queue);
-  admit.Stop();
+  parts_->admit->Stop();
   engine.Stop();
   spdlog::info("kqd stopped at revision {}", engine.event_log().revision());
+}
+
+absl::Status Run(const Config& config) {
+  // Signals are taken by one thread with sigwait, so block them before any
+  // other thread starts (threads inherit the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  KQ_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Start(config));
+  int received = 0;
+  sigwait(&signals, &received);
+  spdlog::info("received signal {}, shutting down", received);
+  server->Stop();
   return absl::OkStatus();
 }
 

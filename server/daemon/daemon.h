@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -29,6 +31,10 @@ struct Config {
   // How long an evicted workload whose runner holds a live lease keeps its
   // quota while waiting for the runner to confirm the stop.
   absl::Duration eviction_grace = absl::Seconds(30);
+  // Watch events kept, in memory and in the database; a watch from an
+  // older revision is answered OUT_OF_RANGE. No flag: tests that need that
+  // answer keep only a few.
+  size_t event_retention = 100000;
 };
 
 // Reads the Kueue Configuration at `path`: a YAML or JSON file holding
@@ -36,10 +42,42 @@ struct Config {
 // field when it is malformed; NotFound when it cannot be read.
 absl::StatusOr<Configuration> ReadConfigurationFile(const std::string& path);
 
-// Composition root: opens the store, starts the engine, serves gRPC (with
-// health checking and reflection) until SIGTERM or SIGINT, then shuts down
-// gracefully: in-flight calls finish, queued commands commit, the store
-// closes. Returns the first error that prevents serving.
+// Composition root: a serving kqd, made of the store, the engine and the
+// gRPC server (with health checking and reflection). Run() serves one until
+// a signal; tests start one in-process (tests/testing/kqd_server.h), so
+// that they run the very kqd the binary runs. Stop from one thread.
+class Server {
+ public:
+  // Opens the store, starts the engine, serves gRPC on config.listen and
+  // then writes config.port_file (when set). Returns the first error that
+  // prevents serving. config.log_level is not used: logging belongs to the
+  // process (logging::Init).
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const Config& config);
+  // Stops it if Stop was not called.
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The port it serves on: config.listen's, or the one picked for port 0.
+  int port() const { return port_; }
+
+  // Shuts down gracefully: takes no new call, ends the calls that wait for
+  // kqd's end (Watch, Admit), lets the others finish (for up to 5 s), then
+  // commits the queued commands. The database closes when the Server goes.
+  // Idempotent.
+  void Stop();
+
+ private:
+  struct Parts;
+  Server(std::unique_ptr<Parts> parts, int port);
+
+  std::unique_ptr<Parts> parts_;
+  int port_;
+};
+
+// kqd's main loop: blocks SIGTERM and SIGINT, starts a Server, serves until
+// one of them arrives, then stops it. Returns the first error that prevents
+// serving.
 absl::Status Run(const Config& config);
 
 }  // namespace kq::daemon

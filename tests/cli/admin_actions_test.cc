@@ -1,11 +1,10 @@
-// `kq preempt`, `kq stop` and `kq resume` against FakeClient. The stop /
-// resume tables are ported from Kueue's kueuectl integration tests
+// `kq preempt`, `kq stop` and `kq resume` against a real kqd (KqdFixture). The
+// stop / resume tables are ported from Kueue's kueuectl integration tests
 // (test/integration/singlecluster/kueuectl/stop_test.go and resume_test.go),
 // with their entry names.
 
 #include <sstream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "cli/command.h"
@@ -16,72 +15,88 @@
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
 
-#include "tests/cli/fake_client.h"
+#include "tests/cli/kqd_fixture.h"
 #include "tests/cli/test_objects.h"
 
 namespace kq::cli {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-class AdminActionsTest : public ::testing::Test {
+class AdminActionsTest : public testing::KqdFixture {
  protected:
-  AdminActionsTest() {
-    v1::ApplyRequest apply;
-    v1::ClusterQueue& cq = *apply.add_objects()->mutable_cluster_queue();
-    cq.mutable_metadata()->set_name("cq-1");
-    v1::LocalQueue& lq = *apply.add_objects()->mutable_local_queue();
-    lq.mutable_metadata()->set_namespace_("ns");
-    lq.mutable_metadata()->set_name("lq-1");
-    lq.mutable_spec()->set_cluster_queue("cq-1");
-    EXPECT_TRUE(client_.Apply(apply).ok());
-  }
-
-  CommandContext Context() {
-    return CommandContext{
-        .client = client_, .out = out_, .err = err_, .now = testing::kNow};
+  // ClusterQueue cq-1 (1 cpu on flavor default) and LocalQueue ns/lq-1.
+  void SetUp() override {
+    KqdFixture::SetUp();
+    ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: default
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: cq-1
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: 1
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  namespace: ns
+  name: lq-1
+spec:
+  clusterQueue: cq-1
+)yaml");
   }
 
   std::string ClusterQueueStopPolicy(const std::string& name) {
-    for (const v1::ConfigObject& object : client_.Objects("ClusterQueue")) {
-      if (object.cluster_queue().metadata().name() == name) {
-        return object.cluster_queue().spec().stop_policy();
-      }
-    }
-    return "<missing>";
+    return GetObject("ClusterQueue", "", name)
+        .cluster_queue()
+        .spec()
+        .stop_policy();
   }
 
   std::string LocalQueueStopPolicy(const std::string& name) {
-    for (const v1::ConfigObject& object : client_.Objects("LocalQueue")) {
-      if (object.local_queue().metadata().name() == name) {
-        return object.local_queue().spec().stop_policy();
-      }
-    }
-    return "<missing>";
+    return GetObject("LocalQueue", "ns", name)
+        .local_queue()
+        .spec()
+        .stop_policy();
   }
 
-  // An admitted workload "wl" in namespace ns.
-  void PutAdmittedWorkload() {
+  // Workload `name` in lq-1 asking `cpu`.
+  v1::Workload Workload(const std::string& name, const std::string& cpu) {
     v1::Workload workload = testing::ParseText<v1::Workload>(R"pb(
-      metadata { namespace: "ns" name: "wl" }
+      metadata { namespace: "ns" }
       spec {
         queue_name: "lq-1"
-        pod_sets {
-          name: "main"
-          count: 1
-          requests { key: "cpu" value: "1" }
-        }
+        pod_sets { name: "main" count: 1 }
       }
     )pb");
-    client_.PutWorkload(workload);
-    client_.AdmitPending("ns", "wl", "cq-1", "default");
+    workload.mutable_metadata()->set_name(name);
+    (*workload.mutable_spec()->mutable_pod_sets(0)->mutable_requests())["cpu"] =
+        cpu;
+    return workload;
   }
 
-  testing::FakeClient client_{testing::kNow};
-  std::ostringstream out_;
-  std::ostringstream err_;
+  // An admitted workload "wl" in namespace ns, holding cq-1's cpu. cq-1 is
+  // then put on Hold, so that an eviction leaves it evicted instead of
+  // admitting it again in the same batch.
+  void PutAdmittedWorkload() {
+    const v1::Workload admitted = Submit(Workload("wl", "1"));
+    ASSERT_TRUE(testing::IsTrue(admitted, "Admitted"))
+        << admitted.DebugString();
+    SetStopPolicy("ClusterQueue", "", "cq-1", "Hold");
+  }
 };
 
 struct StopQueueCase {
@@ -149,12 +164,9 @@ class ResumeQueueTest : public AdminActionsTest,
 TEST_P(ResumeQueueTest, SetsStopPolicyNone) {
   const ResumeQueueCase& tc = GetParam();
   const std::string object = tc.kind == "clusterqueue" ? "cq-1" : "lq-1";
-  v1::SetStopPolicyRequest initial;
-  initial.set_kind(tc.kind == "clusterqueue" ? "ClusterQueue" : "LocalQueue");
-  initial.set_namespace_("ns");
-  initial.set_name(object);
-  initial.set_stop_policy(tc.initial_stop_policy);
-  ASSERT_TRUE(client_.SetStopPolicy(initial).ok());
+  SetStopPolicy(tc.kind == "clusterqueue" ? "ClusterQueue" : "LocalQueue",
+                tc.kind == "clusterqueue" ? "" : "ns", object,
+                tc.initial_stop_policy);
   CommandContext ctx = Context();
   ASSERT_EQ(
       RunResume({.kind = tc.kind, .name = object, .namespace_name = "ns"}, ctx),
@@ -186,25 +198,21 @@ TEST_F(AdminActionsTest, ShouldStopTheWorkload) {
       RunStop({.kind = "workload", .name = "wl", .namespace_name = "ns"}, ctx),
       kExitOk)
       << err_.str();
-  EXPECT_THAT(client_.active_changes(),
-              ElementsAre(std::make_tuple("ns", "wl", false)));
-  EXPECT_FALSE(client_.FindWorkload("ns", "wl")->spec().active());
+  EXPECT_FALSE(GetWorkload("ns", "wl").spec().active());
   EXPECT_EQ(out_.str(), "workload.kueue.x-k8s.io/wl stopped\n");
 }
 
 // Kueue: "Resuming the Workload" / "Should resume the Workload".
 TEST_F(AdminActionsTest, ShouldResumeTheWorkload) {
-  v1::Workload workload = testing::ParseText<v1::Workload>(R"pb(
-    metadata { namespace: "ns" name: "wl" }
-    spec { queue_name: "lq-1" active: false }
-  )pb");
-  client_.PutWorkload(workload);
+  v1::Workload workload = Workload("wl", "1");
+  workload.mutable_spec()->set_active(false);
+  ASSERT_FALSE(Submit(workload).spec().active());
   CommandContext ctx = Context();
   ASSERT_EQ(
       RunResume({.kind = "wl", .name = "wl", .namespace_name = "ns"}, ctx),
       kExitOk)
       << err_.str();
-  EXPECT_TRUE(client_.FindWorkload("ns", "wl")->spec().active());
+  EXPECT_TRUE(GetWorkload("ns", "wl").spec().active());
   EXPECT_EQ(out_.str(), "workload.kueue.x-k8s.io/wl resumed\n");
 }
 
@@ -214,8 +222,11 @@ TEST_F(AdminActionsTest, StopTakesKubectlSpellingsOfTheKinds) {
   EXPECT_EQ(
       RunStop({.kind = "lq", .name = "lq-1", .namespace_name = "ns"}, ctx),
       kExitOk);
+  EXPECT_EQ(ClusterQueueStopPolicy("cq-1"), "HoldAndDrain");
+  EXPECT_EQ(LocalQueueStopPolicy("lq-1"), "HoldAndDrain");
+  // A ClusterQueue is named without a namespace.
   std::vector<v1::SetStopPolicyRequest> requests =
-      client_.stop_policy_requests();
+      client().stop_policy_requests();
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[0].kind(), "ClusterQueue");
   EXPECT_EQ(requests[0].namespace_(), "");
@@ -229,7 +240,7 @@ TEST_F(AdminActionsTest, StopOfAnotherKindIsAUsageError) {
   EXPECT_EQ(err_.str(),
             "error: kq stop works on workload, clusterqueue and localqueue, "
             "not \"rf\"\n");
-  EXPECT_THAT(client_.stop_policy_requests(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST_F(AdminActionsTest, KeepAlreadyRunningIsForQueuesOnly) {
@@ -242,7 +253,7 @@ TEST_F(AdminActionsTest, KeepAlreadyRunningIsForQueuesOnly) {
             kExitUsage);
   EXPECT_THAT(err_.str(), HasSubstr("--keep-already-running applies to "
                                     "clusterqueue and localqueue only"));
-  EXPECT_THAT(client_.active_changes(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST_F(AdminActionsTest, StopOfAMissingQueueIsNotFound) {
@@ -263,13 +274,14 @@ TEST_F(AdminActionsTest, PreemptSendsTheActorAndReason) {
             kExitOk)
       << err_.str();
   EXPECT_EQ(out_.str(), "workload.kueue.x-k8s.io/wl preempted\n");
-  std::vector<v1::PreemptRequest> requests = client_.preempt_requests();
-  ASSERT_EQ(requests.size(), 1u);
-  EXPECT_EQ(requests[0].namespace_(), "ns");
-  EXPECT_EQ(requests[0].name(), "wl");
-  EXPECT_EQ(requests[0].message(), "maintenance");
-  EXPECT_EQ(requests[0].actor(), "alice");
-  EXPECT_FALSE(requests[0].deactivate());
+  // kqd records who asked and why in the eviction.
+  const v1::Workload preempted = GetWorkload("ns", "wl");
+  ASSERT_TRUE(testing::IsTrue(preempted, "Evicted")) << preempted.DebugString();
+  EXPECT_EQ(testing::FindCondition(preempted, "Evicted")->reason(),
+            "Preempted");
+  EXPECT_EQ(testing::FindCondition(preempted, "Evicted")->message(),
+            "Preempted by alice: maintenance");
+  EXPECT_TRUE(preempted.spec().active());
 }
 
 TEST_F(AdminActionsTest, PreemptWithoutUserIsByOperatorAndCanDeactivate) {
@@ -281,23 +293,24 @@ TEST_F(AdminActionsTest, PreemptWithoutUserIsByOperatorAndCanDeactivate) {
       kExitOk)
       << err_.str();
   EXPECT_EQ(out_.str(), "workload.kueue.x-k8s.io/wl deactivated\n");
-  std::vector<v1::PreemptRequest> requests = client_.preempt_requests();
-  ASSERT_EQ(requests.size(), 1u);
-  EXPECT_EQ(requests[0].actor(), "operator");
-  EXPECT_TRUE(requests[0].deactivate());
+  const v1::Workload deactivated = GetWorkload("ns", "wl");
+  EXPECT_FALSE(deactivated.spec().active());
+  ASSERT_TRUE(testing::IsTrue(deactivated, "Evicted"))
+      << deactivated.DebugString();
+  EXPECT_EQ(testing::FindCondition(deactivated, "Evicted")->message(),
+            "The workload is deactivated by operator");
 }
 
 TEST_F(AdminActionsTest, PreemptOfAPendingWorkloadIsAFailedPrecondition) {
-  client_.PutWorkload(testing::ParseText<v1::Workload>(R"pb(
-    metadata { namespace: "ns" name: "pending" }
-    spec { queue_name: "lq-1" }
-  )pb"));
+  // 2 cpu never fit in cq-1's 1.
+  ASSERT_FALSE(
+      testing::IsTrue(Submit(Workload("pending", "2")), "QuotaReserved"));
   CommandContext ctx = Context();
   EXPECT_EQ(RunPreempt({.args = {"pending"}, .namespace_name = "ns"}, ctx),
             kExitError);
   EXPECT_EQ(err_.str(),
-            "kq: FAILED_PRECONDITION: workload ns/pending holds no quota to "
-            "preempt\n");
+            "kq: FAILED_PRECONDITION: Workload \"ns/pending\" holds no quota "
+            "to preempt\n");
 }
 
 TEST_F(AdminActionsTest, PreemptOfAnotherKindIsAUsageError) {
@@ -305,7 +318,7 @@ TEST_F(AdminActionsTest, PreemptOfAnotherKindIsAUsageError) {
   EXPECT_EQ(RunPreempt({.args = {"cq", "cq-1"}}, ctx), kExitUsage);
   EXPECT_EQ(err_.str(),
             "error: preempt works on workloads only, got kind \"cq\"\n");
-  EXPECT_THAT(client_.preempt_requests(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 }  // namespace

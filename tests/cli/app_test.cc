@@ -1,4 +1,5 @@
-// RunCli: argument parsing, exit codes and wiring, with a FakeClient.
+// RunCli: argument parsing, exit codes and wiring, against a real kqd
+// (KqdFixture).
 
 #include "cli/app.h"
 
@@ -8,13 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/commands/commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kq/v1/admin_service.pb.h"
 
 #include "kq/client/client.h"
-#include "tests/cli/fake_client.h"
+#include "tests/cli/kqd_fixture.h"
 #include "tests/cli/test_objects.h"
 
 namespace kq::cli {
@@ -24,18 +28,20 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-class AppTest : public ::testing::Test {
+// Whatever server `kq` is told to use, it reaches the test's kqd; the
+// names it was given are kept in servers_.
+class AppTest : public testing::KqdFixture {
  protected:
   AppTest() {
     env_.connect = [this](const std::string& server) -> client::Client& {
       servers_.push_back(server);
-      return client_;
+      return client();
     };
     env_.default_server = "127.0.0.1:7070";
     env_.in = &in_;
     env_.out = &out_;
     env_.err = &err_;
-    env_.now = testing::kNow;
+    env_.now = now_;
   }
 
   int Run(std::vector<std::string> args) {
@@ -43,11 +49,8 @@ class AppTest : public ::testing::Test {
     return RunCli(args, env_);
   }
 
-  testing::FakeClient client_{testing::kNow};
   std::vector<std::string> servers_;
   std::istringstream in_;
-  std::ostringstream out_;
-  std::ostringstream err_;
   Environment env_;
 };
 
@@ -76,23 +79,31 @@ TEST_F(AppTest, VersionNeedsNoServer) {
 TEST_F(AppTest, SubmitWithoutQueueIsAUsageError) {
   EXPECT_EQ(Run({"submit", "--request", "cpu=1"}), kExitUsage);
   EXPECT_THAT(err_.str(), HasSubstr("--queue"));
-  EXPECT_THAT(client_.submitted(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST_F(AppTest, SubmitWithBadRequestIsAUsageError) {
   EXPECT_EQ(Run({"submit", "--queue", "q", "--request", "cpu"}), kExitUsage);
   EXPECT_THAT(err_.str(), HasSubstr("invalid --request item \"cpu\""));
-  EXPECT_THAT(client_.submitted(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST_F(AppTest, SubmitPassesEveryFlag) {
+  // kqd resolves the priority class at submission. No LocalQueue ml-jobs:
+  // the workload waits for one, and only its creation is printed.
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata:
+  name: experiment
+value: 10
+)yaml");
   ASSERT_EQ(Run({"submit", "--queue", "ml-jobs", "-n", "team-ml", "--name",
                  "w1", "--count", "3", "--request", "cpu=2", "--priority-class",
                  "experiment", "--pod-set", "workers"}),
             kExitOk)
       << err_.str();
-  ASSERT_EQ(client_.submitted().size(), 1u);
-  const v1::Workload& sent = client_.submitted()[0];
+  const v1::Workload sent = GetWorkload("team-ml", "w1");
   EXPECT_EQ(sent.metadata().namespace_(), "team-ml");
   EXPECT_EQ(sent.metadata().name(), "w1");
   EXPECT_EQ(sent.spec().priority_class_name(), "experiment");
@@ -130,7 +141,7 @@ TEST_F(AppTest, ApplyMissingFileFailsBeforeSending) {
   EXPECT_EQ(Run({"apply", "-f", "/nonexistent/kq-setup.yaml"}), kExitError);
   EXPECT_EQ(err_.str(),
             "error: the path \"/nonexistent/kq-setup.yaml\" does not exist\n");
-  EXPECT_THAT(client_.apply_requests(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST_F(AppTest, ApplyWithoutFileIsAUsageError) {
@@ -138,7 +149,8 @@ TEST_F(AppTest, ApplyWithoutFileIsAUsageError) {
 }
 
 TEST_F(AppTest, GetFlagsReachTheCommand) {
-  client_.PutWorkload(testing::PendingWorkload());
+  ApplySeedQueues();
+  SubmitPending();
   ASSERT_EQ(Run({"get", "wl", "-A", "-o", "wide"}), kExitOk) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("NAMESPACE"));
   EXPECT_THAT(out_.str(), HasSubstr("PRIORITY"));
@@ -150,7 +162,8 @@ TEST_F(AppTest, GetBadOutputIsAUsageError) {
 }
 
 TEST_F(AppTest, CancelTakesOneOrTwoArguments) {
-  client_.PutWorkload(testing::PendingWorkload());
+  ApplySeedQueues();
+  SubmitPending();
   EXPECT_EQ(Run({"cancel", "wl", "job-pending", "-n", "team-ml"}), kExitOk)
       << err_.str();
   EXPECT_EQ(Run({"cancel"}), kExitUsage);
@@ -158,7 +171,46 @@ TEST_F(AppTest, CancelTakesOneOrTwoArguments) {
 }
 
 TEST_F(AppTest, RunPassesEveryFlagAndTheCommandAfterDashes) {
-  client_.AdmitOnSubmit("cq", "default");
+  // Room for the job's two pods in ClusterQueue cq, behind LocalQueue
+  // ns/q; priority class high.
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: default
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: cq
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu", "memory", "example.com/x"]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: 2
+      - name: memory
+        nominalQuota: 4Gi
+      - name: example.com/x
+        nominalQuota: 2
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  namespace: ns
+  name: q
+spec:
+  clusterQueue: cq
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata:
+  name: high
+value: 1000
+)yaml");
   ASSERT_EQ(Run({"run",
                  "--queue",
                  "q",
@@ -184,8 +236,7 @@ TEST_F(AppTest, RunPassesEveryFlagAndTheCommandAfterDashes) {
                  "exit 7"}),
             7)
       << err_.str();
-  ASSERT_EQ(client_.submitted().size(), 1u);
-  const v1::Workload& sent = client_.submitted()[0];
+  const v1::Workload sent = GetWorkload("ns", "job");
   EXPECT_EQ(sent.metadata().namespace_(), "ns");
   EXPECT_EQ(sent.metadata().name(), "job");
   EXPECT_EQ(sent.spec().queue_name(), "q");
@@ -196,27 +247,55 @@ TEST_F(AppTest, RunPassesEveryFlagAndTheCommandAfterDashes) {
               ::testing::UnorderedElementsAre(
                   ::testing::Pair("cpu", "1"), ::testing::Pair("memory", "2Gi"),
                   ::testing::Pair("example.com/x", "1")));
-  std::vector<v1::AdmitRequest> admits = client_.admit_requests();
+  std::vector<v1::AdmitRequest> admits = client().admit_requests();
   ASSERT_FALSE(admits.empty());
   EXPECT_EQ(admits[0].lease().seconds(), 3);
   EXPECT_THAT(admits[0].runner_id(),
               ::testing::EndsWith(absl::StrCat(":", getpid())));
-  const v1::Workload finished = *client_.FindWorkload("ns", "job");
-  const v1::Condition& last = *finished.status().conditions().rbegin();
-  EXPECT_EQ(last.type(), "Finished");
+  const v1::Workload finished = GetWorkload("ns", "job");
+  ASSERT_TRUE(testing::IsTrue(finished, "Finished")) << finished.DebugString();
+  const v1::Condition& last = *testing::FindCondition(finished, "Finished");
   EXPECT_EQ(last.reason(), "Failed");
   EXPECT_EQ(last.message(), "exit code 7");
   EXPECT_EQ(out_.str(), "");
 }
 
 TEST_F(AppTest, RunDefaultsToQueueDefaultAndAGeneratedName) {
-  client_.AdmitOnSubmit("cq", "default");
+  // LocalQueue default/default, with room in ClusterQueue cq.
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: default
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: cq
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: 1
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: default
+spec:
+  clusterQueue: cq
+)yaml");
   ASSERT_EQ(Run({"run", "--request", "cpu=1", "--", "true"}), kExitOk)
       << err_.str();
-  ASSERT_EQ(client_.submitted().size(), 1u);
-  EXPECT_EQ(client_.submitted()[0].spec().queue_name(), "default");
-  EXPECT_EQ(client_.submitted()[0].metadata().namespace_(), "default");
-  EXPECT_EQ(client_.submitted()[0].metadata().generate_name(), "run-");
+  const std::vector<v1::Workload> workloads = AllWorkloads();
+  ASSERT_EQ(workloads.size(), 1u);
+  EXPECT_EQ(workloads[0].spec().queue_name(), "default");
+  EXPECT_EQ(workloads[0].metadata().namespace_(), "default");
+  EXPECT_EQ(workloads[0].metadata().generate_name(), "run-");
 }
 
 TEST_F(AppTest, RunUsageErrors) {
@@ -262,7 +341,7 @@ TEST_F(AppTest, RunUsageErrors) {
     EXPECT_EQ(Run(tc.args), kExitUsage);
     EXPECT_EQ(err_.str(), tc.want_err);
   }
-  EXPECT_THAT(client_.submitted(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST_F(AppTest, RunCommandWithFlagsNeedsDashes) {
@@ -270,10 +349,67 @@ TEST_F(AppTest, RunCommandWithFlagsNeedsDashes) {
   EXPECT_THAT(err_.str(),
               HasSubstr("hint: put the command after --: kq run [flags] -- "
                         "COMMAND [ARGS...]\n"));
-  EXPECT_THAT(client_.submitted(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST_F(AppTest, WatchFlagsReachTheCommand) {
+  // ClusterQueue cq behind LocalQueue team-ml/to-cq, beside the seed's
+  // queues, in revisions 1 to 5: the first watch starts after 5.
+  ApplySeedQueues();
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: default
+)yaml");
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: cq
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: 2
+)yaml");
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  namespace: team-ml
+  name: to-cq
+spec:
+  clusterQueue: cq
+)yaml");
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata:
+  name: experiment
+value: 10
+)yaml");
+  {
+    absl::StatusOr<v1::ListObjectsResponse> listed =
+        kqd().ListObjects("ClusterQueue", "");
+    ASSERT_TRUE(listed.ok()) << listed.status();
+    ASSERT_EQ(listed->revision(), 5);
+  }
+  // Each watch shows one workload submitted once it streams (to cq for
+  // the first, to team-ml/ml-jobs for the second), then ends.
+  int watches = 0;
+  client().OnWatchStart([&](int64_t) {
+    ++watches;
+    Submit(BuildWorkload({.queue = watches == 1 ? "to-cq" : "ml-jobs",
+                          .namespace_name = "team-ml",
+                          .name = absl::StrCat("w-", watches),
+                          .requests = {{"cpu", "1"}}}));
+  });
+  client().EndWatchesAfter(1);
   ASSERT_EQ(Run({"watch", "events", "-A", "--cluster-queue", "cq", "-o", "json",
                  "--from-revision", "5"}),
             kExitOk)
@@ -282,7 +418,7 @@ TEST_F(AppTest, WatchFlagsReachTheCommand) {
       Run({"watch", "-n", "team-ml", "--queue", "ml-jobs", "--watch-only"}),
       kExitOk)
       << err_.str();
-  std::vector<v1::WatchRequest> requests = client_.watch_requests();
+  std::vector<v1::WatchRequest> requests = client().watch_requests();
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[0].from_revision(), 5);
   EXPECT_EQ(requests[0].cluster_queue(), "cq");
@@ -296,32 +432,37 @@ TEST_F(AppTest, WatchFlagsReachTheCommand) {
 
 TEST_F(AppTest, PreemptNamesTheUserAsActor) {
   env_.user = "alice";
-  client_.PutWorkload(testing::AdmittedWorkload());
+  ApplySeedQueues();
+  SubmitAdmitted();
+  // So that kqd leaves it evicted instead of admitting it again at once.
+  SetStopPolicy("ClusterQueue", "", "ai-training-queue", "Hold");
   ASSERT_EQ(Run({"preempt", "workload", "job-llm-finetune-0919", "-n",
                  "team-ml", "--reason", "node drain"}),
             kExitOk)
       << err_.str();
-  std::vector<v1::PreemptRequest> requests = client_.preempt_requests();
-  ASSERT_EQ(requests.size(), 1u);
-  EXPECT_EQ(requests[0].actor(), "alice");
-  EXPECT_EQ(requests[0].message(), "node drain");
-  EXPECT_EQ(requests[0].namespace_(), "team-ml");
+  // kqd records who asked and why in the eviction.
+  const v1::Workload preempted =
+      GetWorkload("team-ml", "job-llm-finetune-0919");
+  ASSERT_TRUE(testing::IsTrue(preempted, "Evicted")) << preempted.DebugString();
+  EXPECT_EQ(testing::FindCondition(preempted, "Evicted")->message(),
+            "Preempted by alice: node drain");
 }
 
 TEST_F(AppTest, StopAndResumeQueues) {
-  v1::ApplyRequest apply;
-  *apply.add_objects() = testing::TrainingQueue();
-  ASSERT_TRUE(client_.Apply(apply).ok());
+  ApplySeedQueues();
+  auto stop_policy = [this] {
+    return GetObject("ClusterQueue", "", "ai-training-queue")
+        .cluster_queue()
+        .spec()
+        .stop_policy();
+  };
   ASSERT_EQ(Run({"stop", "clusterqueue", "ai-training-queue",
                  "--keep-already-running"}),
             kExitOk)
       << err_.str();
+  EXPECT_EQ(stop_policy(), "Hold");
   ASSERT_EQ(Run({"resume", "cq", "ai-training-queue"}), kExitOk) << err_.str();
-  std::vector<v1::SetStopPolicyRequest> requests =
-      client_.stop_policy_requests();
-  ASSERT_EQ(requests.size(), 2u);
-  EXPECT_EQ(requests[0].stop_policy(), "Hold");
-  EXPECT_EQ(requests[1].stop_policy(), "None");
+  EXPECT_EQ(stop_policy(), "None");
   EXPECT_EQ(out_.str(),
             "clusterqueue.kueue.x-k8s.io/ai-training-queue stopped\n"
             "clusterqueue.kueue.x-k8s.io/ai-training-queue resumed\n");
@@ -329,14 +470,7 @@ TEST_F(AppTest, StopAndResumeQueues) {
 }
 
 TEST_F(AppTest, SimulateServerAsksKqd) {
-  client_.SetSimulateAnswer([](const v1::SimulateRequest& request)
-                                -> absl::StatusOr<v1::SimulateResponse> {
-    v1::SimulateResponse response;
-    *response.mutable_workload() = request.workload();
-    response.set_admissible(false);
-    response.set_reason("Pending");
-    return response;
-  });
+  // No LocalQueue q anywhere: kqd answers "not admissible".
   ASSERT_EQ(Run({"simulate", "--server", "--queue", "q", "--request", "cpu=1",
                  "-n", "ns"}),
             kExitOk)
@@ -346,7 +480,7 @@ TEST_F(AppTest, SimulateServerAsksKqd) {
             kExitOk)
       << err_.str();
   EXPECT_THAT(servers_, ElementsAre("127.0.0.1:7070", "kq.example:7070"));
-  std::vector<v1::SimulateRequest> requests = client_.simulate_requests();
+  std::vector<v1::SimulateRequest> requests = client().simulate_requests();
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[0].workload().metadata().namespace_(), "ns");
   EXPECT_EQ(requests[0].workload().metadata().generate_name(), "wl-");

@@ -1,82 +1,34 @@
-// Command tests: `kq` verbs against FakeClient, through the same functions
-// main() reaches, with string streams instead of stdio.
+// Command tests: `kq` verbs against a real kqd (KqdFixture), through the
+// same functions main() reaches, with string streams instead of stdio.
 
 #include "cli/commands/commands.h"
 
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "cli/command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kq/v1/admin_service.pb.h"
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "tests/cli/fake_client.h"
-#include "tests/cli/test_objects.h"
+#include "tests/cli/kqd_fixture.h"
 
 namespace kq::cli {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using testing::kSeedSetup;
+using ::testing::MatchesRegex;
 using ::testing::StartsWith;
-
-// The seed example of the project, as users write it.
-constexpr char kSeedSetup[] = R"yaml(
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata:
-  name: gpu-a100
-spec:
-  nodeLabels:
-    cloud.google.com/gke-accelerator: nvidia-tesla-a100
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata:
-  name: default-cpu
-spec: {}  # matches every CPU node
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata:
-  name: ai-training-queue
-spec:
-  queueingStrategy: BestEffortFIFO
-  namespaceSelector: {}
-  preemption:
-    reclaimWithinCohort: Any
-    withinClusterQueue: LowerPriority
-  resourceGroups:
-  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
-    flavors:
-    - name: gpu-a100
-      resources:
-      - name: "nvidia.com/gpu"
-        nominalQuota: 16
-      - name: "cpu"
-        nominalQuota: 64
-      - name: "memory"
-        nominalQuota: 256Gi
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata:
-  namespace: team-ml
-  name: ml-jobs
-spec:
-  clusterQueue: ai-training-queue
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: WorkloadPriorityClass
-metadata:
-  name: production-training
-value: 1000
-description: "Production model training"
-)yaml";
 
 constexpr char kSeedJob[] = R"yaml(
 apiVersion: batch/v1
@@ -103,13 +55,8 @@ spec:
       restartPolicy: Never
 )yaml";
 
-class CommandsTest : public ::testing::Test {
+class CommandsTest : public testing::KqdFixture {
  protected:
-  CommandContext Context() {
-    return CommandContext{
-        .client = client_, .out = out_, .err = err_, .now = testing::kNow};
-  }
-
   int Apply(std::vector<ManifestSource> sources,
             const std::string& ns = "default") {
     CommandContext ctx = Context();
@@ -129,14 +76,26 @@ class CommandsTest : public ::testing::Test {
     Clear();
   }
 
-  void Clear() {
-    out_.str("");
-    err_.str("");
+  // The names of kqd's objects of `kind`, "namespace/name" for
+  // LocalQueues.
+  std::vector<std::string> ObjectNames(const std::string& kind) {
+    absl::StatusOr<v1::ListObjectsResponse> listed =
+        kqd().ListObjects(kind, "");
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    std::vector<std::string> names;
+    if (!listed.ok()) return names;
+    for (const v1::ConfigObject& object : listed->objects()) {
+      if (object.has_local_queue()) {
+        names.push_back(object.local_queue().metadata().namespace_() + "/" +
+                        object.local_queue().metadata().name());
+      } else if (object.has_resource_flavor()) {
+        names.push_back(object.resource_flavor().metadata().name());
+      } else if (object.has_cluster_queue()) {
+        names.push_back(object.cluster_queue().metadata().name());
+      }
+    }
+    return names;
   }
-
-  testing::FakeClient client_{testing::kNow};
-  std::ostringstream out_;
-  std::ostringstream err_;
 };
 
 TEST_F(CommandsTest, ApplySeedSendsOneRequestAndPrintsEachResult) {
@@ -151,19 +110,16 @@ TEST_F(CommandsTest, ApplySeedSendsOneRequestAndPrintsEachResult) {
             "workloadpriorityclass.kueue.x-k8s.io/production-training "
             "created\n"
             "workload.kueue.x-k8s.io/job-llm-finetune-0919 created\n");
-  ASSERT_EQ(client_.apply_requests().size(), 1u);
-  EXPECT_EQ(client_.apply_requests()[0].objects_size(), 5);
-  EXPECT_EQ(client_.apply_requests()[0].workloads_size(), 1);
+  const std::vector<v1::ApplyRequest> requests = client().apply_requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].objects_size(), 5);
+  EXPECT_EQ(requests[0].workloads_size(), 1);
   // Templates go as text, and only names are printed: answers in text too.
-  EXPECT_FALSE(client_.apply_requests()[0]
-                   .workloads(0)
-                   .spec()
-                   .pod_sets(0)
-                   .template_json()
-                   .empty());
-  EXPECT_EQ(client_.apply_requests()[0].template_form(),
-            v1::TEMPLATE_FORM_JSON);
-  ASSERT_TRUE(client_.FindWorkload("team-ml", "job-llm-finetune-0919"));
+  EXPECT_FALSE(
+      requests[0].workloads(0).spec().pod_sets(0).template_json().empty());
+  EXPECT_EQ(requests[0].template_form(), v1::TEMPLATE_FORM_JSON);
+  EXPECT_EQ(GetWorkload("team-ml", "job-llm-finetune-0919").metadata().name(),
+            "job-llm-finetune-0919");
 }
 
 TEST_F(CommandsTest, ApplyAgainIsUnchangedAndAChangeIsConfigured) {
@@ -212,11 +168,15 @@ spec:
 )yaml"}}),
             kExitOk)
       << err_.str();
+  // kqd appends five random characters to generateName.
+  EXPECT_THAT(out_.str(), MatchesRegex("workload\\.kueue\\.x-k8s\\.io/"
+                                       "job-sample-job-[a-z0-9]{5} created\n"));
+  const std::vector<v1::Workload> workloads = AllWorkloads();
+  ASSERT_EQ(workloads.size(), 1u);
+  EXPECT_EQ(workloads[0].metadata().generate_name(), "job-sample-job-");
   EXPECT_EQ(out_.str(),
-            "workload.kueue.x-k8s.io/job-sample-job-00001 created\n");
-  ASSERT_EQ(client_.apply_requests().size(), 1u);
-  EXPECT_EQ(client_.apply_requests()[0].workloads(0).metadata().generate_name(),
-            "job-sample-job-");
+            absl::StrCat("workload.kueue.x-k8s.io/",
+                         workloads[0].metadata().name(), " created\n"));
 }
 
 TEST_F(CommandsTest, ApplyUnsupportedKindStillAppliesTheRestAndFails) {
@@ -250,11 +210,8 @@ spec:
             "localqueue.kueue.x-k8s.io/ml-jobs created\n");
   // The valid documents reached the server, the LocalQueue in -n's
   // namespace.
-  ASSERT_EQ(client_.apply_requests().size(), 1u);
-  EXPECT_EQ(client_.apply_requests()[0].objects_size(), 2);
-  std::vector<v1::ConfigObject> queues = client_.Objects("LocalQueue");
-  ASSERT_EQ(queues.size(), 1u);
-  EXPECT_EQ(queues[0].local_queue().metadata().namespace_(), "team-ml");
+  EXPECT_THAT(ObjectNames("ResourceFlavor"), ElementsAre("gpu-a100"));
+  EXPECT_THAT(ObjectNames("LocalQueue"), ElementsAre("team-ml/ml-jobs"));
 }
 
 TEST_F(CommandsTest, ApplyInvalidDocumentAppliesNothing) {
@@ -281,7 +238,8 @@ spec:
   EXPECT_THAT(err_.str(),
               StartsWith("error: setup.yaml: document 2 (ClusterQueue "
                          "broken): "));
-  EXPECT_THAT(client_.apply_requests(), IsEmpty());
+  EXPECT_THAT(ObjectNames("ResourceFlavor"), IsEmpty());
+  EXPECT_THAT(ObjectNames("ClusterQueue"), IsEmpty());
   EXPECT_EQ(out_.str(), "");
 }
 
@@ -289,13 +247,16 @@ TEST_F(CommandsTest, ApplyNotYamlAppliesNothing) {
   EXPECT_EQ(Apply({{"good.yaml", kSeedSetup}, {"bad.yaml", "a: [b\n"}}),
             kExitError);
   EXPECT_THAT(err_.str(), StartsWith("error: bad.yaml: "));
-  EXPECT_THAT(client_.apply_requests(), IsEmpty());
+  EXPECT_THAT(ObjectNames("ResourceFlavor"), IsEmpty());
+  EXPECT_THAT(ObjectNames("ClusterQueue"), IsEmpty());
+  EXPECT_THAT(ObjectNames("LocalQueue"), IsEmpty());
 }
 
 TEST_F(CommandsTest, ApplyNothingIsAnError) {
   EXPECT_EQ(Apply({{"empty.yaml", "---\n"}}), kExitError);
   EXPECT_EQ(err_.str(), "error: no objects passed to apply\n");
-  EXPECT_THAT(client_.apply_requests(), IsEmpty());
+  // Nothing to check on kqd: nothing was sent at all.
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST_F(CommandsTest, ApplyServerErrorIsReportedWithItsCode) {
@@ -321,8 +282,8 @@ spec:
                   ""),
             kExitError);
   EXPECT_EQ(err_.str(),
-            "kq: INVALID_ARGUMENT: Workload \"job-no-namespace\": "
-            "metadata.namespace: required\n");
+            "kq: INVALID_ARGUMENT: Workload \"/job-no-namespace\": "
+            "metadata.namespace: name is required\n");
   EXPECT_EQ(out_.str(), "");
 }
 
@@ -421,17 +382,19 @@ TEST_F(CommandsTest, GetNames) {
 }
 
 TEST_F(CommandsTest, GetTableListsTheNamespace) {
+  // The seed's job fits in the ClusterQueue: kqd admits it.
   ApplySeed();
   ASSERT_EQ(Get({.kind = "lq", .namespace_name = "team-ml"}), kExitOk);
   EXPECT_EQ(out_.str(),
             "NAME      CLUSTERQUEUE        PENDING WORKLOADS   ADMITTED "
             "WORKLOADS\n"
-            "ml-jobs   ai-training-queue   0                   0\n");
+            "ml-jobs   ai-training-queue   0                   1\n");
 }
 
 TEST_F(CommandsTest, GetWorkloadsIncludesFinishedOnes) {
-  client_.PutWorkload(testing::PendingWorkload());
-  client_.PutWorkload(testing::FinishedWorkload());
+  ApplySeedQueues();
+  SubmitPending();
+  SubmitFinished();
   ASSERT_EQ(
       Get({.kind = "workloads", .namespace_name = "team-ml", .output = "name"}),
       kExitOk);
@@ -469,7 +432,8 @@ TEST_F(CommandsTest, GetUsageErrors) {
 }
 
 TEST_F(CommandsTest, DescribeWorkloadShowsWhyItIsPending) {
-  client_.PutWorkload(testing::PendingWorkload());
+  ApplySeedQueues();
+  SubmitPending();
   CommandContext ctx = Context();
   ASSERT_EQ(RunDescribe({.kind = "workload",
                          .name = "job-pending",
@@ -478,7 +442,9 @@ TEST_F(CommandsTest, DescribeWorkloadShowsWhyItIsPending) {
             kExitOk);
   EXPECT_THAT(out_.str(), StartsWith("Name:         job-pending\n"));
   EXPECT_THAT(out_.str(),
-              HasSubstr("\nPending: Pending: couldn't assign flavors"));
+              HasSubstr("\nPending: ExceedsMaxQuota: couldn't assign flavors "
+                        "to pod set main: insufficient quota for cpu in "
+                        "flavor gpu-a100"));
 }
 
 TEST_F(CommandsTest, DescribeObjectAndMissingObject) {
@@ -490,11 +456,13 @@ TEST_F(CommandsTest, DescribeObjectAndMissingObject) {
   EXPECT_THAT(out_.str(), HasSubstr("Kind:         ClusterQueue\n"));
   Clear();
   EXPECT_EQ(RunDescribe({.kind = "lq", .name = "ml-jobs"}, ctx), kExitError);
-  EXPECT_EQ(err_.str(), "kq: NOT_FOUND: LocalQueue \"ml-jobs\" not found\n");
+  EXPECT_EQ(err_.str(),
+            "kq: NOT_FOUND: LocalQueue \"default/ml-jobs\" not found\n");
 }
 
 TEST_F(CommandsTest, CancelFinishesThePendingWorkload) {
-  client_.PutWorkload(testing::PendingWorkload());
+  ApplySeedQueues();
+  SubmitPending();
   CommandContext ctx = Context();
   ASSERT_EQ(RunCancel({.args = {"workload", "job-pending"},
                        .namespace_name = "team-ml"},
@@ -502,18 +470,17 @@ TEST_F(CommandsTest, CancelFinishesThePendingWorkload) {
             kExitOk)
       << err_.str();
   EXPECT_EQ(out_.str(), "workload.kueue.x-k8s.io/job-pending cancelled\n");
-  std::optional<v1::Workload> stored =
-      client_.FindWorkload("team-ml", "job-pending");
-  ASSERT_TRUE(stored.has_value());
-  EXPECT_EQ(stored->status().conditions().rbegin()->reason(), "Cancelled");
+  const v1::Workload stored = GetWorkload("team-ml", "job-pending");
+  ASSERT_TRUE(testing::IsTrue(stored, "Finished")) << stored.DebugString();
+  EXPECT_EQ(testing::FindCondition(stored, "Finished")->reason(), "Cancelled");
 
   Clear();
   EXPECT_EQ(
       RunCancel({.args = {"job-pending"}, .namespace_name = "team-ml"}, ctx),
       kExitError);
   EXPECT_EQ(err_.str(),
-            "kq: FAILED_PRECONDITION: workload \"job-pending\" already "
-            "finished\n");
+            "kq: FAILED_PRECONDITION: Workload \"team-ml/job-pending\" "
+            "already finished\n");
 }
 
 TEST_F(CommandsTest, CancelOfAnotherKindIsAUsageError) {
@@ -524,7 +491,8 @@ TEST_F(CommandsTest, CancelOfAnotherKindIsAUsageError) {
 }
 
 TEST_F(CommandsTest, FinishRecordsFailure) {
-  client_.PutWorkload(testing::AdmittedWorkload());
+  ApplySeedQueues();
+  SubmitAdmitted();
   CommandContext ctx = Context();
   ASSERT_EQ(RunFinish({.args = {"job-llm-finetune-0919"},
                        .namespace_name = "team-ml",
@@ -535,30 +503,38 @@ TEST_F(CommandsTest, FinishRecordsFailure) {
       << err_.str();
   EXPECT_EQ(out_.str(),
             "workload.kueue.x-k8s.io/job-llm-finetune-0919 finished\n");
-  std::optional<v1::Workload> stored =
-      client_.FindWorkload("team-ml", "job-llm-finetune-0919");
-  ASSERT_TRUE(stored.has_value());
-  const v1::Condition& finished = *stored->status().conditions().rbegin();
-  EXPECT_EQ(finished.type(), "Finished");
+  const v1::Workload stored = GetWorkload("team-ml", "job-llm-finetune-0919");
+  ASSERT_TRUE(testing::IsTrue(stored, "Finished")) << stored.DebugString();
+  const v1::Condition& finished = *testing::FindCondition(stored, "Finished");
   EXPECT_EQ(finished.reason(), "Failed");
   EXPECT_EQ(finished.message(), "OOM");
 }
 
 TEST_F(CommandsTest, FinishOfPendingWorkloadIsRefused) {
-  client_.PutWorkload(testing::PendingWorkload());
+  ApplySeedQueues();
+  SubmitPending();
   CommandContext ctx = Context();
   EXPECT_EQ(
       RunFinish({.args = {"wl", "job-pending"}, .namespace_name = "team-ml"},
                 ctx),
       kExitError);
   EXPECT_EQ(err_.str(),
-            "kq: FAILED_PRECONDITION: workload \"job-pending\" holds no quota "
-            "reservation\n");
+            "kq: FAILED_PRECONDITION: Workload \"team-ml/job-pending\" holds "
+            "no quota reservation; only admitted workloads finish (use cancel "
+            "to drop a pending one)\n");
 }
 
 TEST_F(CommandsTest, DeleteObjectsAndWorkloads) {
   ApplySeed();
   CommandContext ctx = Context();
+  // The workload first: kqd keeps a ClusterQueue while a workload holds
+  // its quota.
+  ASSERT_EQ(RunDelete({.kind = "workload",
+                       .name = "job-llm-finetune-0919",
+                       .namespace_name = "team-ml"},
+                      ctx),
+            kExitOk)
+      << err_.str();
   ASSERT_EQ(
       RunDelete({.kind = "lq", .name = "ml-jobs", .namespace_name = "team-ml"},
                 ctx),
@@ -570,23 +546,24 @@ TEST_F(CommandsTest, DeleteObjectsAndWorkloads) {
                       ctx),
             kExitOk)
       << err_.str();
-  ASSERT_EQ(RunDelete({.kind = "workload",
-                       .name = "job-llm-finetune-0919",
-                       .namespace_name = "team-ml"},
-                      ctx),
-            kExitOk)
-      << err_.str();
   EXPECT_EQ(out_.str(),
+            "workload.kueue.x-k8s.io/job-llm-finetune-0919 deleted\n"
             "localqueue.kueue.x-k8s.io/ml-jobs deleted\n"
-            "clusterqueue.kueue.x-k8s.io/ai-training-queue deleted\n"
-            "workload.kueue.x-k8s.io/job-llm-finetune-0919 deleted\n");
+            "clusterqueue.kueue.x-k8s.io/ai-training-queue deleted\n");
+  // Deleting a workload cancels it.
+  const v1::Workload cancelled =
+      GetWorkload("team-ml", "job-llm-finetune-0919");
+  ASSERT_TRUE(testing::IsTrue(cancelled, "Finished"))
+      << cancelled.DebugString();
+  EXPECT_EQ(testing::FindCondition(cancelled, "Finished")->reason(),
+            "Cancelled");
   // Cluster-scoped kinds are deleted without a namespace.
   using Call = std::tuple<std::string, std::string, std::string>;
-  EXPECT_THAT(
-      client_.deletes(),
-      ::testing::ElementsAre(Call{"LocalQueue", "team-ml", "ml-jobs"},
-                             Call{"ClusterQueue", "", "ai-training-queue"}));
-  EXPECT_TRUE(client_.Objects("ClusterQueue").empty());
+  EXPECT_THAT(client().deletes(),
+              ElementsAre(Call{"LocalQueue", "team-ml", "ml-jobs"},
+                          Call{"ClusterQueue", "", "ai-training-queue"}));
+  EXPECT_THAT(ObjectNames("ClusterQueue"), IsEmpty());
+  EXPECT_THAT(ObjectNames("LocalQueue"), IsEmpty());
 
   Clear();
   EXPECT_EQ(RunDelete({.kind = "rf", .name = "nope"}, ctx), kExitError);

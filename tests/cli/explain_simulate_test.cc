@@ -1,5 +1,6 @@
 // `kq describe workload` with QueueService.Explain, and `kq simulate
-// --server` with QueueService.Simulate, against FakeClient.
+// --server` with QueueService.Simulate, against a real kqd (KqdFixture);
+// and the explanation's printer.
 
 #include <sstream>
 #include <string>
@@ -16,7 +17,9 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "tests/cli/fake_client.h"
+#include "kq/client/client.h"
+#include "tests/cli/kqd_fixture.h"
+#include "tests/cli/recording_client.h"
 #include "tests/cli/test_objects.h"
 
 namespace kq::cli {
@@ -25,12 +28,12 @@ namespace {
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::Not;
+using ::testing::StartsWith;
 
 std::string Golden(const char* text) { return std::string(text).substr(1); }
 
-// What kqd answers for the seed's pending job: short of GPUs, second in
-// its ClusterQueue.
+// An answer of kqd for a pending job: short of GPUs, second in its
+// ClusterQueue.
 v1::ExplainResponse PendingExplanation() {
   return testing::ParseText<v1::ExplainResponse>(R"pb(
     state: "Pending"
@@ -128,127 +131,191 @@ Explain:
 )"));
 }
 
-class DescribeExplainTest : public ::testing::Test {
+class DescribeExplainTest : public testing::KqdFixture {
  protected:
   int Describe(const std::string& name) {
-    CommandContext ctx{
-        .client = client_, .out = out_, .err = err_, .now = testing::kNow};
+    CommandContext ctx = Context();
     return RunDescribe(
         {.kind = "workload", .name = name, .namespace_name = "team-ml"}, ctx);
   }
 
-  testing::FakeClient client_{testing::kNow};
-  std::ostringstream out_;
-  std::ostringstream err_;
+  // What `kq describe` shows of the workload alone, as kqd has it now.
+  std::string Description(const std::string& name) {
+    return DescribeWorkload(GetWorkload("team-ml", name), now_);
+  }
 };
 
 TEST_F(DescribeExplainTest, PendingWorkloadNamesTheMissingResourceAndPosition) {
-  client_.PutWorkload(testing::PendingWorkload());
-  client_.SetExplanation("team-ml", "job-pending", PendingExplanation());
+  // The admitted job holds 4 of the 16 GPUs. job-ahead (priority 1000)
+  // asks 13 and job-pending 16: both wait, job-pending second.
+  ApplySeedQueues();
+  SubmitAdmitted();
+  Submit(testing::ParseText<v1::Workload>(R"pb(
+    metadata { namespace: "team-ml" name: "job-ahead" }
+    spec {
+      queue_name: "ml-jobs"
+      priority_class_name: "production-training"
+      priority_class_source: "kueue.x-k8s.io/workloadpriorityclass"
+      pod_sets {
+        name: "main"
+        count: 1
+        requests { key: "nvidia.com/gpu" value: "13" }
+      }
+    }
+  )pb"));
+  Submit(testing::ParseText<v1::Workload>(R"pb(
+    metadata { namespace: "team-ml" name: "job-pending" }
+    spec {
+      queue_name: "ml-jobs"
+      pod_sets {
+        name: "main"
+        count: 16
+        requests { key: "cpu" value: "1" }
+        requests { key: "nvidia.com/gpu" value: "1" }
+      }
+    }
+  )pb"));
   ASSERT_EQ(Describe("job-pending"), kExitOk) << err_.str();
-  EXPECT_EQ(out_.str(),
-            DescribeWorkload(testing::PendingWorkload(), testing::kNow) +
-                DescribeExplanation(PendingExplanation(), testing::kNow));
+  const std::vector<v1::ExplainResponse> explained = client().explain_answers();
+  ASSERT_EQ(explained.size(), 1u);
+  EXPECT_EQ(out_.str(), Description("job-pending") +
+                            DescribeExplanation(explained[0], now_));
   EXPECT_THAT(out_.str(), HasSubstr("Position In ClusterQueue:  1\n"));
   EXPECT_THAT(out_.str(), HasSubstr("nvidia.com/gpu  16         12"));
   EXPECT_EQ(err_.str(), "");
 }
 
 TEST_F(DescribeExplainTest, FinishedWorkloadIsNotExplained) {
-  client_.PutWorkload(testing::FinishedWorkload());
+  ApplySeedQueues();
+  SubmitFinished();
   ASSERT_EQ(Describe("job-done"), kExitOk) << err_.str();
-  EXPECT_EQ(out_.str(),
-            DescribeWorkload(testing::FinishedWorkload(), testing::kNow));
+  EXPECT_EQ(out_.str(), Description("job-done"));
   EXPECT_EQ(err_.str(), "");
 }
 
 TEST_F(DescribeExplainTest, AdmittedWorkloadIsExplainedToo) {
-  client_.PutWorkload(testing::AdmittedWorkload());
-  v1::ExplainResponse explanation;
-  explanation.set_state("Admitted");
-  explanation.set_cluster_queue("ai-training-queue");
-  explanation.set_reason("Admitted");
-  explanation.set_message("The workload is admitted");
-  client_.SetExplanation("team-ml", "job-llm-finetune-0919", explanation);
+  ApplySeedQueues();
+  SubmitAdmitted();
   ASSERT_EQ(Describe("job-llm-finetune-0919"), kExitOk) << err_.str();
+  // One admission (this one) in kqd's 15-minute window.
   EXPECT_THAT(out_.str(), EndsWith(Golden(R"(
 Explain:
-  State:         Admitted
-  ClusterQueue:  ai-training-queue
-  Reason:        Admitted
-  Message:       The workload is admitted
+  State:           Admitted
+  ClusterQueue:    ai-training-queue
+  Reason:          Admitted
+  Message:         The workload is admitted
+  Admission Rate:  0.07 per minute
 )")));
 }
 
 TEST_F(DescribeExplainTest, ExplainFailureIsAWarningAfterTheDescription) {
-  client_.PutWorkload(testing::PendingWorkload());
-  client_.SetExplanation("team-ml", "job-pending",
-                         absl::UnavailableError("kqd is shutting down"));
-  ASSERT_EQ(Describe("job-pending"), kExitOk);
-  EXPECT_EQ(out_.str(),
-            DescribeWorkload(testing::PendingWorkload(), testing::kNow));
-  EXPECT_EQ(err_.str(),
-            "Warning: cannot explain workload job-pending: UNAVAILABLE: kqd "
-            "is shutting down\n");
+  ApplySeedQueues();
+  SubmitPending();
+  const std::string description = Description("job-pending");
+  // kqd goes away between the workload and its explanation. A client that
+  // gives up on it soon, instead of retrying the Explain for a minute.
+  std::unique_ptr<client::Client> impatient = kqd_->NewClient(
+      {.deadline = absl::Seconds(10), .retry_budget = absl::Milliseconds(200)});
+  testing::RecordingClient recorder(*impatient);
+  recorder.AfterGetWorkload([this] { kqd_->Stop(); });
+  CommandContext ctx{.client = recorder, .out = out_, .err = err_, .now = now_};
+  ASSERT_EQ(RunDescribe({.kind = "workload",
+                         .name = "job-pending",
+                         .namespace_name = "team-ml"},
+                        ctx),
+            kExitOk);
+  EXPECT_EQ(out_.str(), description);
+  EXPECT_THAT(err_.str(),
+              StartsWith("Warning: cannot explain workload job-pending: "
+                         "UNAVAILABLE: "));
+  EXPECT_THAT(err_.str(), EndsWith("\n"));
 }
 
 TEST_F(DescribeExplainTest, FinishedMeanwhileIsNotAWarning) {
-  client_.PutWorkload(testing::PendingWorkload());
-  client_.SetExplanation(
-      "team-ml", "job-pending",
-      absl::FailedPreconditionError("workload team-ml/job-pending already "
-                                    "finished"));
+  ApplySeedQueues();
+  SubmitPending();
+  // Cancelled between the workload and its explanation.
+  client().AfterGetWorkload([this] {
+    ASSERT_TRUE(kqd().CancelWorkload("team-ml", "job-pending").ok());
+  });
   ASSERT_EQ(Describe("job-pending"), kExitOk);
   EXPECT_EQ(err_.str(), "");
 }
 
-class SimulateLiveTest : public ::testing::Test {
+// ClusterQueue cq: 4 cpu on flavor default, preempting lower priorities;
+// LocalQueues ns/q and default/q; priority classes high (1000) and low
+// (-1); ns/low (low, 2 cpu) admitted. A workload of 1 or 2 cpu fits beside
+// it; 4 cpu fit by preempting it, at a priority above low's; 8 never fit.
+class SimulateLiveTest : public testing::KqdFixture {
  protected:
+  void SetUp() override {
+    KqdFixture::SetUp();
+    ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: default
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: cq
+spec:
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: 4
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  namespace: ns
+  name: q
+spec:
+  clusterQueue: cq
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  namespace: default
+  name: q
+spec:
+  clusterQueue: cq
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata:
+  name: high
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata:
+  name: low
+value: -1
+)yaml");
+    const v1::Workload low = Submit(BuildWorkload({.queue = "q",
+                                                   .namespace_name = "ns",
+                                                   .name = "low",
+                                                   .requests = {{"cpu", "2"}},
+                                                   .priority_class = "low"}));
+    ASSERT_TRUE(testing::IsTrue(low, "Admitted")) << low.DebugString();
+  }
+
   int Simulate(SimulateOptions options) {
     options.live = true;
-    CommandContext ctx{
-        .client = client_, .out = out_, .err = err_, .now = testing::kNow};
+    CommandContext ctx = Context();
     return RunSimulateLive(options, ctx);
   }
-
-  testing::FakeClient client_{testing::kNow};
-  std::ostringstream out_;
-  std::ostringstream err_;
 };
 
-// kqd's answer: admissible in cq on default when it asks for at most 4
-// cpu, preempting ns/low for more than 2.
-absl::StatusOr<v1::SimulateResponse> Answer(const v1::SimulateRequest& r) {
-  v1::SimulateResponse response;
-  *response.mutable_workload() = r.workload();
-  const std::string cpu = r.workload().spec().pod_sets(0).requests().at("cpu");
-  if (cpu == "8") {
-    response.set_admissible(false);
-    response.set_reason("Pending");
-    response.set_message(
-        "couldn't assign flavors to pod set main: insufficient quota for cpu "
-        "in flavor default, request > maximum capacity (8 > 4)");
-    return response;
-  }
-  response.set_admissible(true);
-  v1::Admission& admission =
-      *response.mutable_workload()->mutable_status()->mutable_admission();
-  admission.set_cluster_queue("cq");
-  v1::PodSetAssignment& assignment = *admission.add_pod_set_assignments();
-  assignment.set_name("main");
-  (*assignment.mutable_flavors())["cpu"] = "default";
-  if (cpu == "4") {
-    v1::PreemptionVictim& victim = *response.add_victims();
-    victim.set_namespace_("ns");
-    victim.set_name("low");
-    victim.set_cluster_queue("cq");
-    victim.set_reason("InClusterQueue");
-  }
-  return response;
-}
-
 TEST_F(SimulateLiveTest, FromFlagsAdmissibleWithVictims) {
-  client_.SetSimulateAnswer(Answer);
   ASSERT_EQ(Simulate({.requests = {"cpu=4"},
                       .workload = {.queue = "q",
                                    .namespace_name = "ns",
@@ -261,12 +328,14 @@ TEST_F(SimulateLiveTest, FromFlagsAdmissibleWithVictims) {
 workload ns/try: admissible
   ClusterQueue:  cq
   Flavors:       main: cpu=default
+  Reason:        Admitted
+  Message:       The workload is admitted
   Would Preempt:
     WORKLOAD  CLUSTERQUEUE  REASON
     --------  ------------  ------
     ns/low    cq            InClusterQueue
 )"));
-  std::vector<v1::SimulateRequest> requests = client_.simulate_requests();
+  std::vector<v1::SimulateRequest> requests = client().simulate_requests();
   ASSERT_EQ(requests.size(), 1u);
   const v1::Workload& sent = requests[0].workload();
   EXPECT_EQ(sent.metadata().namespace_(), "ns");
@@ -277,7 +346,6 @@ workload ns/try: admissible
 }
 
 TEST_F(SimulateLiveTest, FileWorkloadsEachGetAnAnswer) {
-  client_.SetSimulateAnswer(Answer);
   ASSERT_EQ(Simulate({.sources = {{"w.yaml", R"yaml(
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
@@ -309,10 +377,12 @@ spec:
 workload ns/small: admissible
   ClusterQueue:  cq
   Flavors:       main: cpu=default
+  Reason:        Admitted
+  Message:       The workload is admitted
 
 workload ns/big: not admissible
-  Reason:   Pending
-  Message:  couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default, request > maximum capacity (8 > 4)
+  Reason:   ExceedsMaxQuota
+  Message:  couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default, previously considered podsets requests (0) + current podset request (8) > maximum capacity (4)
 )"));
   EXPECT_EQ(err_.str(),
             "Warning: w.yaml: document 1 (ResourceFlavor default): skipped: "
@@ -320,7 +390,6 @@ workload ns/big: not admissible
 }
 
 TEST_F(SimulateLiveTest, JsonListsTheAnswers) {
-  client_.SetSimulateAnswer(Answer);
   ASSERT_EQ(Simulate({.requests = {"cpu=4"},
                       .workload = {.queue = "q", .name = "try"},
                       .output = "json"}),
@@ -334,17 +403,18 @@ TEST_F(SimulateLiveTest, JsonListsTheAnswers) {
 }
 
 TEST_F(SimulateLiveTest, ServerErrorsFailTheCommand) {
-  client_.SetSimulateAnswer(
-      [](const v1::SimulateRequest&) -> absl::StatusOr<v1::SimulateResponse> {
-        return absl::NotFoundError("LocalQueue ns/q not found");
-      });
-  EXPECT_EQ(
-      Simulate(
-          {.requests = {"cpu=1"},
-           .workload = {.queue = "q", .namespace_name = "ns", .name = "try"}}),
-      kExitError);
+  // kqd checks the priority class as a submission would. (A missing
+  // LocalQueue is no error: the answer is "not admissible, Misconfigured".)
+  EXPECT_EQ(Simulate({.requests = {"cpu=1"},
+                      .workload = {.queue = "q",
+                                   .namespace_name = "ns",
+                                   .name = "try",
+                                   .priority_class = "nope"}}),
+            kExitError);
   EXPECT_EQ(err_.str(),
-            "kq: NOT_FOUND: workload ns/try: LocalQueue ns/q not found\n");
+            "kq: NOT_FOUND: workload ns/try: Workload \"ns/try\": "
+            "spec.priorityClassName: WorkloadPriorityClass \"nope\" not "
+            "found\n");
 }
 
 TEST_F(SimulateLiveTest, UsageErrors) {
@@ -378,7 +448,7 @@ TEST_F(SimulateLiveTest, UsageErrors) {
     EXPECT_EQ(Simulate(tc.options), kExitUsage);
     EXPECT_EQ(err_.str(), tc.want_err);
   }
-  EXPECT_THAT(client_.simulate_requests(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// `kq run`: the Runner against FakeClient, running real commands (sh) in
-// a scratch directory; and its pure helpers.
+// `kq run`: the Runner against a real kqd (KqdFixture), running real
+// commands (sh) in a scratch directory; and its pure helpers.
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -26,15 +26,14 @@
 #include "kq/v1/queue_service.pb.h"
 #include "kq/v1/workload.pb.h"
 
-#include "tests/cli/fake_client.h"
+#include "tests/cli/kqd_fixture.h"
 #include "tests/cli/test_objects.h"
 
 namespace kq::cli {
 namespace {
 
-using ::testing::Contains;
 using ::testing::HasSubstr;
-using ::testing::Not;
+using ::testing::MatchesRegex;
 
 constexpr char kPendingMessage[] =
     "couldn't assign flavors to pod set main: insufficient unused quota "
@@ -59,7 +58,7 @@ std::string ReadFile(const std::filesystem::path& path) {
   return text.str();
 }
 
-class RunnerTest : public ::testing::Test {
+class RunnerTest : public testing::KqdFixture {
  protected:
   RunnerTest() {
     dir_ = std::filesystem::temp_directory_path() /
@@ -68,18 +67,61 @@ class RunnerTest : public ::testing::Test {
                ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    // The LocalQueue the waiting line names the ClusterQueue of.
-    v1::ApplyRequest apply;
-    v1::LocalQueue& queue = *apply.add_objects()->mutable_local_queue();
-    queue.mutable_metadata()->set_namespace_("default");
-    queue.mutable_metadata()->set_name("q");
-    queue.mutable_spec()->set_cluster_queue("cq");
-    EXPECT_TRUE(client_.Apply(apply).ok());
   }
   ~RunnerTest() override { std::filesystem::remove_all(dir_); }
 
+  // ClusterQueue cq, room for one job (2 cpu, 1Gi) on flavor default (node
+  // labels zone=a and arch=x86), preempting lower priorities; LocalQueue
+  // default/q; priority class high (1000) above the jobs' 0.
+  void SetUp() override {
+    KqdFixture::SetUp();
+    ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: default
+spec:
+  nodeLabels:
+    zone: a
+    arch: x86
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: cq
+spec:
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: ["cpu", "memory"]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: 2
+      - name: memory
+        nominalQuota: 1Gi
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: q
+spec:
+  clusterQueue: cq
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata:
+  name: high
+value: 1000
+)yaml");
+  }
+
   // A Runner for `name` in LocalQueue q asking cpu=2, running `script`
-  // with sh in dir_.
+  // with sh in dir_. The lease is long enough for a loaded machine to
+  // renew it in time: kqd releases an evicted workload's quota early when
+  // its runner's lease lapses.
   RunnerConfig Config(const std::string& script,
                       const std::string& name = "job") {
     WorkloadFlags flags{.queue = "q",
@@ -90,50 +132,62 @@ class RunnerTest : public ::testing::Test {
         .command = {"sh", "-c",
                     absl::StrCat("cd '", dir_.string(), "' && ", script)},
         .runner_id = "host:42",
-        .lease = absl::Milliseconds(300),
+        .lease = absl::Seconds(3),
         .grace = absl::Seconds(10),
         .poll = absl::Milliseconds(50),
         .reattach_delay = absl::Milliseconds(10),
     };
   }
 
+  // Submits workload `name` asking cpu=2 in q (at `priority_class`, if
+  // set) and returns it as kqd answered.
+  v1::Workload SubmitOther(const std::string& name,
+                           const std::string& priority_class = "") {
+    return Submit(BuildWorkload({.queue = "q",
+                                 .name = name,
+                                 .requests = {{"cpu", "2"}},
+                                 .priority_class = priority_class}));
+  }
+
+  // Takes cq's whole cpu with workload "blocker", so that the job waits
+  // for it: "insufficient unused quota for cpu in flavor default, 2 more
+  // needed".
+  void Block() {
+    const v1::Workload blocker = SubmitOther("blocker");
+    ASSERT_TRUE(testing::IsTrue(blocker, "Admitted")) << blocker.DebugString();
+  }
+
+  // Whether kqd admitted workload `name`.
+  bool Admitted(const std::string& name) {
+    absl::StatusOr<v1::GetWorkloadResponse> got =
+        kqd().GetWorkload("default", name);
+    return got.ok() && testing::IsTrue(got->workload(), "Admitted");
+  }
+
   std::filesystem::path File(const std::string& name) const {
     return dir_ / name;
   }
 
-  const v1::Condition* Condition(const v1::Workload& workload,
-                                 const std::string& type) {
-    for (const v1::Condition& condition : workload.status().conditions()) {
-      if (condition.type() == type) {
-        return &condition;
-      }
-    }
-    return nullptr;
-  }
-
   // The Finished condition's "Reason: message" of workload `name`.
   std::string Finished(const std::string& name = "job") {
-    std::optional<v1::Workload> workload =
-        client_.FindWorkload("default", name);
-    if (!workload.has_value()) {
-      return "<no workload>";
+    absl::StatusOr<v1::GetWorkloadResponse> got =
+        kqd().GetWorkload("default", name);
+    if (!got.ok()) {
+      return absl::StrCat("<", got.status().ToString(), ">");
     }
-    const v1::Condition* finished = Condition(*workload, "Finished");
-    if (finished == nullptr) {
+    const v1::Condition* finished =
+        testing::FindCondition(got->workload(), "Finished");
+    if (finished == nullptr || finished->status() != "True") {
       return "<not finished>";
     }
     return absl::StrCat(finished->reason(), ": ", finished->message());
   }
 
   std::filesystem::path dir_;
-  testing::FakeClient client_{testing::kNow};
-  std::ostringstream err_;
 };
 
 TEST_F(RunnerTest, CommandSucceedsWithTheAdmissionInItsEnvironment) {
-  client_.AdmitOnSubmit("cq", "default");
-  client_.SetFlavorNodeLabels("default", {{"zone", "a"}, {"arch", "x86"}});
-  Runner runner(client_,
+  Runner runner(client(),
                 Config("echo \"$KQ_WORKLOAD|$KQ_CLUSTER_QUEUE|$KQ_FLAVORS|"
                        "$KQ_NODE_LABELS\" > env.txt"),
                 err_);
@@ -148,35 +202,32 @@ TEST_F(RunnerTest, CommandSucceedsWithTheAdmissionInItsEnvironment) {
                 "main:cpu=default,memory=default; running: sh -c 'cd "));
   // Admit attached the runner with the lease; the first heartbeat renewed
   // it.
-  std::vector<v1::AdmitRequest> admits = client_.admit_requests();
+  std::vector<v1::AdmitRequest> admits = client().admit_requests();
   ASSERT_FALSE(admits.empty());
   EXPECT_EQ(admits[0].runner_id(), "host:42");
-  EXPECT_EQ(admits[0].lease().nanos(), 300'000'000);
-  std::vector<v1::HeartbeatRequest> heartbeats = client_.heartbeats();
+  EXPECT_EQ(admits[0].lease().seconds(), 3);
+  std::vector<v1::HeartbeatRequest> heartbeats = client().heartbeats();
   ASSERT_FALSE(heartbeats.empty());
   EXPECT_EQ(heartbeats[0].runner_id(), "host:42");
   EXPECT_FALSE(heartbeats[0].stopped());
 }
 
 TEST_F(RunnerTest, ExitCodeOfTheCommandIsKqsAndRecordedAsFailed) {
-  client_.AdmitOnSubmit("cq", "default");
-  Runner runner(client_, Config("exit 3"), err_);
+  Runner runner(client(), Config("exit 3"), err_);
   EXPECT_EQ(runner.Run(), 3);
   EXPECT_EQ(Finished(), "Failed: exit code 3");
 }
 
 TEST_F(RunnerTest, CommandKilledBySignalIs128PlusSignal) {
-  client_.AdmitOnSubmit("cq", "default");
-  Runner runner(client_, Config("kill -KILL $$"), err_);
+  Runner runner(client(), Config("kill -KILL $$"), err_);
   EXPECT_EQ(runner.Run(), 137);
   EXPECT_EQ(Finished(), "Failed: killed by signal 9 (SIGKILL)");
 }
 
 TEST_F(RunnerTest, CommandNotFoundIs127AndFailsTheWorkload) {
-  client_.AdmitOnSubmit("cq", "default");
   RunnerConfig config = Config("");
   config.command = {"/nonexistent/kq-test-command", "x"};
-  Runner runner(client_, std::move(config), err_);
+  Runner runner(client(), std::move(config), err_);
   EXPECT_EQ(runner.Run(), 127);
   EXPECT_EQ(Finished(),
             "Failed: cannot run \"/nonexistent/kq-test-command\": No such "
@@ -186,20 +237,25 @@ TEST_F(RunnerTest, CommandNotFoundIs127AndFailsTheWorkload) {
 }
 
 TEST_F(RunnerTest, WaitingLineIsPrintedWhenItChanges) {
-  client_.PendOnSubmit(kPendingMessage);
-  // Ahead of "job" in LocalQueue q.
-  v1::Workload ahead = BuildWorkload({.queue = "q", .name = "a-first"});
-  ahead.mutable_status()->add_conditions()->set_type("QuotaReserved");
-  client_.PutWorkload(ahead);
-  Runner runner(client_, Config("true"), err_);
-  std::thread scheduler([this] {
-    ASSERT_TRUE(
-        Eventually([&] { return client_.admit_requests().size() >= 3; }));
-    client_.AdmitPending("default", "a-first", "cq", "default");
-    const size_t seen = client_.admit_requests().size();
-    ASSERT_TRUE(Eventually(
-        [&] { return client_.admit_requests().size() >= seen + 3; }));
-    client_.AdmitPending("default", "job", "cq", "default");
+  Block();
+  // Ahead of "job" in LocalQueue q: as old, and submitted before it.
+  ASSERT_FALSE(testing::IsTrue(SubmitOther("a-first"), "QuotaReserved"));
+  Runner runner(client(), Config("true"), err_);
+  // Whether the runner was told it waits at `position`.
+  auto told = [this](int position) {
+    for (const v1::AdmitResponse& pending : client().pending_answers()) {
+      if (pending.has_position() && pending.position() == position) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::thread scheduler([&] {
+    ASSERT_TRUE(Eventually([&] { return told(1); }));
+    // The blocker ends: a-first takes the cpu, job is next.
+    ASSERT_TRUE(kqd().FinishWorkload("default", "blocker", true, "").ok());
+    ASSERT_TRUE(Eventually([&] { return told(0); }));
+    ASSERT_TRUE(kqd().FinishWorkload("default", "a-first", true, "").ok());
   });
   EXPECT_EQ(runner.Run(), 0) << err_.str();
   scheduler.join();
@@ -211,61 +267,56 @@ TEST_F(RunnerTest, WaitingLineIsPrintedWhenItChanges) {
 }
 
 TEST_F(RunnerTest, EvictionStopsTheCommandAndItRunsAgainWhenReadmitted) {
-  client_.AdmitOnSubmit("cq", "default");
-  // Re-admitted once the stop is confirmed, as after a preemptor finished.
-  client_.OnHeartbeat(
-      [this](const v1::HeartbeatRequest& request, const absl::Status& status) {
-        if (request.stopped() && status.ok()) {
-          client_.AdmitPending("default", "job", "cq", "default");
-        }
-      });
-  Runner runner(client_,
+  Runner runner(client(),
                 Config("if [ -e first ]; then echo again > second; exit 0; fi; "
                        "touch first; trap 'echo term > term; exit 143' TERM; "
                        "sleep 30 & wait"),
                 err_);
-  std::thread preemptor([this] {
+  // A workload of higher priority preempts the job; once it finished, the
+  // job is admitted again.
+  std::string preemptor_uid;
+  std::thread preemptor([&] {
     ASSERT_TRUE(
         Eventually([&] { return std::filesystem::exists(File("first")); }));
-    client_.Evict("default", "job", "Preempted",
-                  "Preempted to accommodate a workload (UID: uid-9) due to "
-                  "prioritization in the ClusterQueue");
+    preemptor_uid = SubmitOther("preemptor", "high").metadata().uid();
+    ASSERT_TRUE(Eventually([&] { return Admitted("preemptor"); }));
+    ASSERT_TRUE(kqd().FinishWorkload("default", "preemptor", true, "").ok());
   });
   EXPECT_EQ(runner.Run(), 0) << err_.str();
   preemptor.join();
   EXPECT_EQ(ReadFile(File("term")), "term\n");
   EXPECT_EQ(ReadFile(File("second")), "again\n");
   EXPECT_EQ(Finished(), "Succeeded: exit code 0");
-  const std::string why =
-      "Preempted: Preempted to accommodate a workload (UID: uid-9) due to "
-      "prioritization in the ClusterQueue";
+  const std::string why = absl::StrCat(
+      "Preempted: Preempted to accommodate a workload (UID: ", preemptor_uid,
+      ", JobUID: UNKNOWN) due to prioritization in the ClusterQueue; "
+      "preemptor path: /cq; preemptee path: /cq");
   EXPECT_THAT(err_.str(), HasSubstr(absl::StrCat("stopping: ", why, "\n")));
   EXPECT_THAT(err_.str(),
               HasSubstr(absl::StrCat("evicted: ", why,
                                      "; waiting to be admitted again\n")));
   int confirmations = 0;
-  for (const v1::HeartbeatRequest& heartbeat : client_.heartbeats()) {
+  for (const v1::HeartbeatRequest& heartbeat : client().heartbeats()) {
     confirmations += heartbeat.stopped();
   }
   EXPECT_EQ(confirmations, 1);
 }
 
 TEST_F(RunnerTest, CommandIgnoringSigtermIsKilledAfterTheGracePeriod) {
-  client_.AdmitOnSubmit("cq", "default");
-  client_.OnHeartbeat(
-      [this](const v1::HeartbeatRequest& request, const absl::Status& status) {
-        if (request.stopped() && status.ok()) {
-          client_.AdmitPending("default", "job", "cq", "default");
-        }
-      });
   RunnerConfig config = Config(
       "if [ -e pid ]; then exit 0; fi; trap '' TERM; echo $$ > pid; "
       "while :; do sleep 0.05; done");
   config.grace = absl::Milliseconds(300);
-  Runner runner(client_, std::move(config), err_);
+  Runner runner(client(), std::move(config), err_);
+  // An operator's preemption; the quota is free again once the runner
+  // confirmed the stop, so kqd admits the job again.
   std::thread preemptor([this] {
     ASSERT_TRUE(Eventually([&] { return !ReadFile(File("pid")).empty(); }));
-    client_.Evict("default", "job", "Preempted", "by a test");
+    v1::PreemptRequest preempt;
+    preempt.set_namespace_("default");
+    preempt.set_name("job");
+    preempt.set_message("by a test");
+    ASSERT_TRUE(kqd().Preempt(preempt).ok());
   });
   EXPECT_EQ(runner.Run(), 0) << err_.str();
   preemptor.join();
@@ -276,8 +327,7 @@ TEST_F(RunnerTest, CommandIgnoringSigtermIsKilledAfterTheGracePeriod) {
 }
 
 TEST_F(RunnerTest, InterruptWhileRunningForwardsTheSignalAndFailsTheWorkload) {
-  client_.AdmitOnSubmit("cq", "default");
-  Runner runner(client_,
+  Runner runner(client(),
                 Config("touch started; trap 'echo int > int; exit 1' INT; "
                        "sleep 30 & wait"),
                 err_);
@@ -294,48 +344,47 @@ TEST_F(RunnerTest, InterruptWhileRunningForwardsTheSignalAndFailsTheWorkload) {
 }
 
 TEST_F(RunnerTest, InterruptWhileWaitingCancelsTheWorkload) {
-  client_.PendOnSubmit(kPendingMessage);
-  Runner runner(client_, Config("touch ran"), err_);
+  Block();
+  Runner runner(client(), Config("touch ran"), err_);
   std::thread user([&] {
+    // The Admit that submitted it, then WaitAdmitted.
     ASSERT_TRUE(
-        Eventually([&] { return client_.admit_requests().size() >= 2; }));
+        Eventually([&] { return client().admit_requests().size() >= 2; }));
     runner.Interrupt(SIGTERM);
   });
   EXPECT_EQ(runner.Run(), 143) << err_.str();
   user.join();
   EXPECT_FALSE(std::filesystem::exists(File("ran")));
-  EXPECT_THAT(client_.cancels(),
-              Contains(std::pair<std::string, std::string>("default", "job")));
-  EXPECT_THAT(Finished(), HasSubstr("Cancelled"));
+  EXPECT_THAT(Finished(), ::testing::StartsWith("Cancelled: "));
   EXPECT_THAT(err_.str(),
               HasSubstr("interrupted: workload default/job cancelled\n"));
 }
 
 TEST_F(RunnerTest, CancelledWhileRunningStopsTheCommandAndFails) {
-  client_.AdmitOnSubmit("cq", "default");
-  Runner runner(client_,
+  Runner runner(client(),
                 Config("touch started; trap 'echo term > term; exit 143' TERM; "
                        "sleep 30 & wait"),
                 err_);
   std::thread other([this] {
     ASSERT_TRUE(
         Eventually([&] { return std::filesystem::exists(File("started")); }));
-    ASSERT_TRUE(client_.CancelWorkload("default", "job").ok());
+    ASSERT_TRUE(kqd().CancelWorkload("default", "job").ok());
   });
   EXPECT_EQ(runner.Run(), kExitError) << err_.str();
   other.join();
   EXPECT_EQ(ReadFile(File("term")), "term\n");
   EXPECT_THAT(err_.str(), HasSubstr("kq: workload default/job finished: "
-                                    "Cancelled: cancelled by the user\n"));
+                                    "Cancelled: The workload was "
+                                    "cancelled\n"));
 }
 
 TEST_F(RunnerTest, DeactivatedWhileWaitingEndsWithAnError) {
-  client_.PendOnSubmit(kPendingMessage);
-  Runner runner(client_, Config("touch ran"), err_);
+  Block();
+  Runner runner(client(), Config("touch ran"), err_);
   std::thread other([this] {
     ASSERT_TRUE(
-        Eventually([&] { return client_.admit_requests().size() >= 2; }));
-    ASSERT_TRUE(client_.SetWorkloadActive("default", "job", false).ok());
+        Eventually([&] { return client().admit_requests().size() >= 2; }));
+    ASSERT_TRUE(kqd().SetWorkloadActive("default", "job", false).ok());
   });
   EXPECT_EQ(runner.Run(), kExitError);
   other.join();
@@ -346,22 +395,27 @@ TEST_F(RunnerTest, DeactivatedWhileWaitingEndsWithAnError) {
 }
 
 TEST_F(RunnerTest, TakenNameIsAnErrorNotAnAdoption) {
-  client_.PutWorkload(BuildWorkload({.queue = "q", .name = "job"}));
-  Runner runner(client_, Config("touch ran"), err_);
+  SubmitOther("job");
+  Runner runner(client(), Config("touch ran"), err_);
   EXPECT_EQ(runner.Run(), kExitError);
   EXPECT_THAT(err_.str(), HasSubstr("kq: ALREADY_EXISTS: "));
   EXPECT_FALSE(std::filesystem::exists(File("ran")));
 }
 
 TEST_F(RunnerTest, GeneratedNameIsUsedForTheWholeRun) {
-  client_.AdmitOnSubmit("cq", "default");
   RunnerConfig config = Config("echo $KQ_WORKLOAD > name");
   config.workload.mutable_metadata()->clear_name();
   config.workload.mutable_metadata()->set_generate_name("run-");
-  Runner runner(client_, std::move(config), err_);
+  Runner runner(client(), std::move(config), err_);
   EXPECT_EQ(runner.Run(), 0) << err_.str();
-  EXPECT_EQ(ReadFile(File("name")), "default/run-00001\n");
-  EXPECT_EQ(Finished("run-00001"), "Succeeded: exit code 0");
+  // kqd appends five random characters to generateName.
+  const std::string name = ReadFile(File("name"));
+  EXPECT_THAT(name, MatchesRegex("default/run-[a-z0-9]{5}\n"));
+  const std::vector<v1::Workload> workloads = AllWorkloads();
+  ASSERT_EQ(workloads.size(), 1u);
+  EXPECT_EQ(name,
+            absl::StrCat("default/", workloads[0].metadata().name(), "\n"));
+  EXPECT_EQ(Finished(workloads[0].metadata().name()), "Succeeded: exit code 0");
 }
 
 TEST(RunnerHelpersTest, FlavorsEnvListsEveryPodSet) {

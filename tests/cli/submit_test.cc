@@ -4,19 +4,21 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "cli/command.h"
 #include "cli/commands/commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kq/v1/workload.pb.h"
 
-#include "tests/cli/fake_client.h"
-#include "tests/cli/test_objects.h"
+#include "tests/cli/kqd_fixture.h"
 
 namespace kq::cli {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::MatchesRegex;
 
 struct RequestCase {
   std::string name;
@@ -85,20 +87,24 @@ INSTANTIATE_TEST_SUITE_P(
     }),
     [](const auto& info) { return info.param.name; });
 
-class SubmitTest : public ::testing::Test {
+class SubmitTest : public testing::KqdFixture {
  protected:
   int Run(const SubmitOptions& options) {
-    CommandContext ctx{
-        .client = client_, .out = out_, .err = err_, .now = testing::kNow};
+    CommandContext ctx = Context();
     return RunSubmit(options, ctx);
   }
-
-  testing::FakeClient client_{testing::kNow};
-  std::ostringstream out_;
-  std::ostringstream err_;
 };
 
 TEST_F(SubmitTest, BuildsOnePodSetWorkload) {
+  // kqd resolves the priority class at submission. No LocalQueue ml-jobs:
+  // the workload waits for one, and only its creation is printed.
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata:
+  name: production-training
+value: 1000
+)yaml");
   ASSERT_EQ(Run({.queue = "ml-jobs",
                  .namespace_name = "team-ml",
                  .name = "train-1",
@@ -108,32 +114,47 @@ TEST_F(SubmitTest, BuildsOnePodSetWorkload) {
             kExitOk)
       << err_.str();
   EXPECT_EQ(out_.str(), "workload.kueue.x-k8s.io/train-1 created\n");
-  ASSERT_EQ(client_.submitted().size(), 1u);
-  const v1::Workload& sent = client_.submitted()[0];
-  EXPECT_EQ(sent.metadata().name(), "train-1");
-  EXPECT_EQ(sent.metadata().namespace_(), "team-ml");
-  EXPECT_EQ(sent.spec().queue_name(), "ml-jobs");
-  EXPECT_EQ(sent.spec().priority_class_name(), "production-training");
-  EXPECT_EQ(sent.spec().priority_class_source(),
+  const v1::Workload stored = GetWorkload("team-ml", "train-1");
+  EXPECT_EQ(stored.metadata().name(), "train-1");
+  EXPECT_EQ(stored.metadata().namespace_(), "team-ml");
+  EXPECT_EQ(stored.spec().queue_name(), "ml-jobs");
+  EXPECT_EQ(stored.spec().priority_class_name(), "production-training");
+  EXPECT_EQ(stored.spec().priority_class_source(),
             "kueue.x-k8s.io/workloadpriorityclass");
-  ASSERT_EQ(sent.spec().pod_sets_size(), 1);
-  EXPECT_EQ(sent.spec().pod_sets(0).name(), "main");
-  EXPECT_EQ(sent.spec().pod_sets(0).count(), 4);
-  EXPECT_EQ(sent.spec().pod_sets(0).requests().at("cpu"), "8");
-  EXPECT_EQ(sent.spec().pod_sets(0).requests().at("nvidia.com/gpu"), "1");
+  ASSERT_EQ(stored.spec().pod_sets_size(), 1);
+  EXPECT_EQ(stored.spec().pod_sets(0).name(), "main");
+  EXPECT_EQ(stored.spec().pod_sets(0).count(), 4);
+  EXPECT_EQ(stored.spec().pod_sets(0).requests().at("cpu"), "8");
+  EXPECT_EQ(stored.spec().pod_sets(0).requests().at("nvidia.com/gpu"), "1");
 }
 
 TEST_F(SubmitTest, WithoutNameAsksForAGeneratedOne) {
   ASSERT_EQ(Run({.queue = "q", .requests = "cpu=1"}), kExitOk) << err_.str();
-  ASSERT_EQ(client_.submitted().size(), 1u);
-  EXPECT_EQ(client_.submitted()[0].metadata().name(), "");
-  EXPECT_EQ(client_.submitted()[0].metadata().generate_name(), "wl-");
-  EXPECT_EQ(client_.submitted()[0].metadata().namespace_(), "default");
-  EXPECT_EQ(out_.str(), "workload.kueue.x-k8s.io/wl-00001 created\n");
+  ASSERT_EQ(client().submitted().size(), 1u);
+  EXPECT_EQ(client().submitted()[0].metadata().name(), "");
+  const std::vector<v1::Workload> stored = AllWorkloads();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].metadata().generate_name(), "wl-");
+  EXPECT_EQ(stored[0].metadata().namespace_(), "default");
+  // kqd appends five random characters to generateName.
+  EXPECT_THAT(stored[0].metadata().name(), MatchesRegex("wl-[a-z0-9]{5}"));
+  EXPECT_EQ(out_.str(),
+            absl::StrCat("workload.kueue.x-k8s.io/",
+                         stored[0].metadata().name(), " created\n"));
 }
 
 TEST_F(SubmitTest, PrintsAdmissionWhenAdmittedAtOnce) {
-  client_.AdmitOnSubmit("ai-training-queue", "gpu-a100");
+  // The seed's ClusterQueue, with room, behind LocalQueue default/ml-jobs:
+  // the batch of the submission admits it.
+  ApplySeedQueues();
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: ml-jobs
+spec:
+  clusterQueue: ai-training-queue
+)yaml");
   ASSERT_EQ(Run({.queue = "ml-jobs",
                  .name = "train-2",
                  .requests = "nvidia.com/gpu=1,cpu=8",
@@ -143,13 +164,15 @@ TEST_F(SubmitTest, PrintsAdmissionWhenAdmittedAtOnce) {
             "workload.kueue.x-k8s.io/train-2 created\n"
             "admitted by ClusterQueue ai-training-queue on flavors "
             "cpu=gpu-a100,nvidia.com/gpu=gpu-a100\n");
-  EXPECT_EQ(client_.submitted()[0].spec().pod_sets(0).name(), "workers");
+  EXPECT_EQ(GetWorkload("default", "train-2").spec().pod_sets(0).name(),
+            "workers");
 }
 
 TEST_F(SubmitTest, BadRequestIsAUsageErrorAndSendsNothing) {
   EXPECT_EQ(Run({.queue = "q", .requests = "cpu=8,gpu"}), kExitUsage);
   EXPECT_THAT(err_.str(), HasSubstr("error: invalid --request item \"gpu\""));
-  EXPECT_THAT(client_.submitted(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
+  EXPECT_THAT(AllWorkloads(), IsEmpty());
   EXPECT_EQ(out_.str(), "");
 }
 
@@ -159,7 +182,7 @@ TEST_F(SubmitTest, ServerErrorIsReportedWithItsCode) {
   EXPECT_EQ(Run({.queue = "q", .name = "dup", .requests = "cpu=1"}),
             kExitError);
   EXPECT_EQ(err_.str(),
-            "kq: ALREADY_EXISTS: workload \"dup\" already exists\n");
+            "kq: ALREADY_EXISTS: Workload \"default/dup\" already exists\n");
   EXPECT_EQ(out_.str(), "");
 }
 

@@ -1,10 +1,15 @@
-// `kq watch` against FakeClient's scripted events, and the event printer.
+// `kq watch` against a real kqd (KqdFixture), and the event printer.
 
+#include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/command.h"
 #include "cli/commands/commands.h"
@@ -16,7 +21,8 @@
 #include "kq/v1/workload.pb.h"
 #include "nlohmann/json.hpp"
 
-#include "tests/cli/fake_client.h"
+#include "kq/client/client.h"
+#include "tests/cli/kqd_fixture.h"
 #include "tests/cli/test_objects.h"
 
 namespace kq::cli {
@@ -28,15 +34,6 @@ using ::testing::IsEmpty;
 
 std::string Golden(const char* text) { return std::string(text).substr(1); }
 
-v1::WatchEvent WorkloadEvent(v1::WatchEvent::Type type, int64_t revision,
-                             v1::Workload workload) {
-  v1::WatchEvent event;
-  event.set_type(type);
-  event.set_revision(revision);
-  *event.mutable_workload() = std::move(workload);
-  return event;
-}
-
 v1::WatchEvent ObjectEvent(v1::WatchEvent::Type type, int64_t revision,
                            v1::ConfigObject object) {
   v1::WatchEvent event;
@@ -46,105 +43,157 @@ v1::WatchEvent ObjectEvent(v1::WatchEvent::Type type, int64_t revision,
   return event;
 }
 
-class WatchTest : public ::testing::Test {
+class WatchTest : public testing::KqdFixture {
  protected:
   int Watch(WatchOptions options) {
     options.handle_signals = false;
-    CommandContext ctx{
-        .client = client_, .out = out_, .err = err_, .now = testing::kNow};
+    CommandContext ctx = Context();
     return RunWatch(options, ctx);
   }
 
-  testing::FakeClient client_{testing::kNow};
-  std::ostringstream out_;
-  std::ostringstream err_;
+  // The revision kqd is at.
+  int64_t Revision() {
+    absl::StatusOr<v1::ListObjectsResponse> listed =
+        kqd().ListObjects("ResourceFlavor", "");
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    return listed.ok() ? listed->revision() : -1;
+  }
 };
 
 TEST_F(WatchTest, WorkloadsListsThenStreamsFromTheListRevision) {
-  client_.PutWorkload(testing::PendingWorkload());
-  v1::Workload admitted = testing::PendingWorkload();
-  admitted.mutable_status()->Clear();
-  admitted.mutable_metadata()->set_revision(20);
-  client_.AddWatchEvents({
-      WorkloadEvent(v1::WatchEvent::MODIFIED, 20, testing::AdmittedWorkload()),
+  // job-llm-finetune-0919 waits while its ClusterQueue is on Hold; the
+  // hold is released once the watch streams, and kqd admits it.
+  ApplySeedQueues();
+  SetStopPolicy("ClusterQueue", "", "ai-training-queue", "Hold");
+  Submit(testing::ParseText<v1::Workload>(R"pb(
+    metadata { namespace: "team-ml" name: "job-llm-finetune-0919" }
+    spec {
+      queue_name: "ml-jobs"
+      pod_sets {
+        name: "main"
+        count: 4
+        requests { key: "cpu" value: "8" }
+        requests { key: "nvidia.com/gpu" value: "1" }
+      }
+    }
+  )pb"));
+  SubmitPending();
+  client().OnWatchStart([this](int64_t) {
+    SetStopPolicy("ClusterQueue", "", "ai-training-queue", "None");
   });
+  client().EndWatchesAfter(1);
   EXPECT_EQ(Watch({.namespace_name = "team-ml"}), kExitOk) << err_.str();
   // The listing is aligned as a whole; a wider row that streams in later
   // widens the columns from there on (earlier lines are already out).
   EXPECT_EQ(out_.str(), Golden(R"(
-EVENT   NAME          QUEUE     RESERVED IN   ADMITTED   FINISHED   AGE    REVISION
-ADDED   job-pending   ml-jobs                                       5m7s   14
-MODIFIED   job-llm-finetune-0919   ml-jobs   ai-training-queue   True                  120m   20
+EVENT   NAME                    QUEUE     RESERVED IN   ADMITTED   FINISHED   AGE   REVISION
+ADDED   job-llm-finetune-0919   ml-jobs                                       3d    3
+ADDED   job-pending             ml-jobs                                       3d    4
+MODIFIED   job-llm-finetune-0919   ml-jobs   ai-training-queue   True                  3d    5
 )"));
-  std::vector<v1::WatchRequest> requests = client_.watch_requests();
+  std::vector<v1::WatchRequest> requests = client().watch_requests();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_THAT(requests[0].kinds(), ElementsAre("Workload"));
   EXPECT_EQ(requests[0].namespace_(), "team-ml");
-  // The fake's list revision: one stamp per stored object so far.
+  // From the listing's revision.
   EXPECT_TRUE(requests[0].has_from_revision());
 }
 
 TEST_F(WatchTest, FromRevisionSkipsTheListingAndPassesFilters) {
-  client_.PutWorkload(testing::PendingWorkload());
-  client_.AddWatchEvents({
-      WorkloadEvent(v1::WatchEvent::ADDED, 30, testing::AdmittedWorkload()),
-  });
+  ApplySeedQueues();
+  SubmitPending();
+  const int64_t from = Revision();
+  client().OnWatchStart([this](int64_t) { SubmitAdmitted(); });
+  client().EndWatchesAfter(1);
   EXPECT_EQ(Watch({.namespace_name = "team-ml",
                    .queue = "ml-jobs",
                    .cluster_queue = "ai-training-queue",
                    .output = "wide",
-                   .from_revision = 25}),
+                   .from_revision = from}),
             kExitOk)
       << err_.str();
+  // Not job-pending, which did not change after `from`.
   EXPECT_EQ(out_.str(), Golden(R"(
-EVENT   NAME                    QUEUE     RESERVED IN         ADMITTED   FINISHED   AGE    PRIORITY   STATUS     FLAVORS                                                      REASON   REVISION
-ADDED   job-llm-finetune-0919   ml-jobs   ai-training-queue   True                  120m   1000       Admitted   main: cpu=gpu-a100,memory=gpu-a100,nvidia.com/gpu=gpu-a100            30
+EVENT   NAME                    QUEUE     RESERVED IN         ADMITTED   FINISHED   AGE   PRIORITY   STATUS     FLAVORS                                                      REASON   REVISION
+ADDED   job-llm-finetune-0919   ml-jobs   ai-training-queue   True                  3d    1000       Admitted   main: cpu=gpu-a100,memory=gpu-a100,nvidia.com/gpu=gpu-a100            3
 )"));
-  std::vector<v1::WatchRequest> requests = client_.watch_requests();
+  std::vector<v1::WatchRequest> requests = client().watch_requests();
   ASSERT_EQ(requests.size(), 1u);
-  EXPECT_EQ(requests[0].from_revision(), 25);
+  EXPECT_EQ(requests[0].from_revision(), from);
   EXPECT_EQ(requests[0].queue_name(), "ml-jobs");
   EXPECT_EQ(requests[0].cluster_queue(), "ai-training-queue");
 }
 
 TEST_F(WatchTest, AllNamespacesAddsTheNamespaceColumn) {
-  client_.AddWatchEvents({
-      WorkloadEvent(v1::WatchEvent::DELETED, 7, testing::FinishedWorkload()),
+  ApplySeedQueues();
+  ASSERT_TRUE(
+      testing::IsTrue(Submit(testing::ParseText<v1::Workload>(R"pb(
+                        metadata { namespace: "team-ml" name: "job-done" }
+                        spec {
+                          queue_name: "ml-jobs"
+                          pod_sets {
+                            name: "main"
+                            count: 1
+                            requests { key: "cpu" value: "2" }
+                          }
+                        }
+                      )pb")),
+                      "Admitted"));
+  client().OnWatchStart([this](int64_t) {
+    ASSERT_TRUE(kqd().FinishWorkload("team-ml", "job-done", true, "").ok());
   });
+  client().EndWatchesAfter(1);
   EXPECT_EQ(Watch({.all_namespaces = true, .watch_only = true}), kExitOk);
+  // kqd keeps finished workloads: the finish is a MODIFIED event.
   EXPECT_EQ(out_.str(), Golden(R"(
-EVENT     NAMESPACE   NAME       QUEUE     RESERVED IN         ADMITTED   FINISHED   AGE   REVISION
-DELETED   team-ml     job-done   ml-jobs   ai-training-queue   True       True       3d    7
+EVENT      NAMESPACE   NAME       QUEUE     RESERVED IN         ADMITTED   FINISHED   AGE   REVISION
+MODIFIED   team-ml     job-done   ml-jobs   ai-training-queue   True       True       3d    3
 )"));
-  EXPECT_EQ(client_.watch_requests()[0].namespace_(), "");
-  EXPECT_FALSE(client_.watch_requests()[0].has_from_revision());
+  EXPECT_EQ(client().watch_requests()[0].namespace_(), "");
+  EXPECT_FALSE(client().watch_requests()[0].has_from_revision());
 }
 
 TEST_F(WatchTest, EventsShowsEveryKindAndKeepsClusterScopedObjects) {
-  client_.AddWatchEvents({
-      ObjectEvent(v1::WatchEvent::MODIFIED, 41, testing::TrainingQueue()),
-      WorkloadEvent(v1::WatchEvent::ADDED, 42, testing::PendingWorkload()),
-      ObjectEvent(v1::WatchEvent::ADDED, 43, testing::DevQueue()),
-      ObjectEvent(v1::WatchEvent::DELETED, 44, testing::GpuFlavor()),
+  ApplySeedQueues();
+  ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: spare
+)yaml");
+  client().OnWatchStart([this](int64_t) {
+    SetStopPolicy("ClusterQueue", "", "ai-training-queue", "Hold");
+    SubmitPending();
+    ApplyYaml(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: dev
+spec:
+  clusterQueue: ai-training-queue
+)yaml");
+    ASSERT_TRUE(kqd().Delete("ResourceFlavor", "", "spare").ok());
   });
+  // One event each (revisions 3 to 6), the LocalQueue's included.
+  client().EndWatchesAfter(4);
   EXPECT_EQ(Watch({.what = "events", .namespace_name = "team-ml"}), kExitOk);
-  // DevQueue is in namespace default: filtered out by -n team-ml.
+  // LocalQueue dev is in namespace default: filtered out by -n team-ml.
   EXPECT_EQ(out_.str(), Golden(R"(
 REVISION   TYPE       KIND           NAMESPACE/NAME      SUMMARY
-41         MODIFIED   ClusterQueue   ai-training-queue   pending=2 reserving=1 admitted=1
-42         ADDED      Workload       team-ml/job-pending   Pending: couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 4 more needed
-44         DELETED    ResourceFlavor   gpu-a100              deleted
+3          MODIFIED   ClusterQueue   ai-training-queue   pending=0 reserving=0 admitted=0 stopPolicy=Hold
+4          ADDED      Workload       team-ml/job-pending   Pending: ClusterQueue ai-training-queue is stopped
+6          DELETED    ResourceFlavor   spare                 deleted
 )"));
   // No server-side namespace or kind filter: cluster-scoped objects must
   // reach the client.
-  EXPECT_EQ(client_.watch_requests()[0].namespace_(), "");
-  EXPECT_THAT(client_.watch_requests()[0].kinds(), IsEmpty());
+  EXPECT_EQ(client().watch_requests()[0].namespace_(), "");
+  EXPECT_THAT(client().watch_requests()[0].kinds(), IsEmpty());
 }
 
 TEST_F(WatchTest, JsonIsOneDocumentPerLine) {
-  client_.AddWatchEvents({
-      WorkloadEvent(v1::WatchEvent::ADDED, 42, testing::PendingWorkload()),
-  });
+  ApplySeedQueues();
+  client().OnWatchStart([this](int64_t) { SubmitPending(); });
+  client().EndWatchesAfter(1);
   EXPECT_EQ(
       Watch(
           {.namespace_name = "team-ml", .output = "json", .watch_only = true}),
@@ -153,41 +202,72 @@ TEST_F(WatchTest, JsonIsOneDocumentPerLine) {
   ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
   nlohmann::json event = nlohmann::json::parse(text);
   EXPECT_EQ(event["type"], "ADDED");
-  EXPECT_EQ(event["revision"], 42);
+  EXPECT_EQ(event["revision"],
+            GetWorkload("team-ml", "job-pending").metadata().revision());
   EXPECT_EQ(event["object"]["kind"], "Workload");
   EXPECT_EQ(event["object"]["metadata"]["name"], "job-pending");
 }
 
 TEST_F(WatchTest, YamlIsOneDocumentPerEvent) {
-  client_.AddWatchEvents({
-      WorkloadEvent(v1::WatchEvent::ADDED, 42, testing::PendingWorkload()),
-      WorkloadEvent(v1::WatchEvent::MODIFIED, 43, testing::PendingWorkload()),
+  ApplySeedQueues();
+  client().OnWatchStart([this](int64_t) {
+    SubmitPending();
+    ASSERT_TRUE(kqd().SetWorkloadActive("team-ml", "job-pending", false).ok());
   });
+  client().EndWatchesAfter(2);
   EXPECT_EQ(
       Watch(
           {.namespace_name = "team-ml", .output = "yaml", .watch_only = true}),
       kExitOk);
   EXPECT_THAT(out_.str(), ::testing::StartsWith("---\n"));
   EXPECT_THAT(out_.str(), HasSubstr("type: MODIFIED\n"));
-  EXPECT_THAT(out_.str(), HasSubstr("revision: 43\n"));
+  EXPECT_THAT(
+      out_.str(),
+      HasSubstr(absl::StrCat(
+          "revision: ",
+          GetWorkload("team-ml", "job-pending").metadata().revision(), "\n")));
 }
 
 TEST_F(WatchTest, OutOfRangeTellsToListAgain) {
-  client_.AddWatchEvents(
-      {}, absl::OutOfRangeError("revision 3 is older than the oldest kept "
-                                "revision 100"));
+  // A kqd that keeps the events of one revision only: revision 3 is gone
+  // once a few more were made (configuration only, so that no scheduling
+  // pass makes one more behind the test's back).
+  RestartKqd({.event_retention = 1});
+  ApplySeedQueues();
+  for (const char* value : {"1", "2", "3", "4"}) {
+    ApplyYaml(absl::StrCat(R"yaml(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata:
+  name: production-training
+value: )yaml",
+                           value));
+  }
+  const int64_t newest = Revision();
+  ASSERT_EQ(newest, 5);
   EXPECT_EQ(Watch({.namespace_name = "team-ml", .from_revision = 3}),
             kExitError);
   EXPECT_EQ(err_.str(),
-            "error: the events after revision 3 are no longer kept by kqd "
-            "(revision 3 is older than the oldest kept revision 100); list "
-            "again (kq get workloads) and watch without --from-revision\n");
+            absl::StrCat(
+                "error: the events after revision 3 are no longer kept by kqd "
+                "(revision 3 is older than the retained event log (oldest "
+                "retained: ",
+                newest,
+                "); list again and watch from the list's revision); list "
+                "again (kq get workloads) and watch without "
+                "--from-revision\n"));
 }
 
 TEST_F(WatchTest, OtherErrorsAreReported) {
-  client_.AddWatchEvents({}, absl::UnavailableError("kqd is not reachable"));
-  EXPECT_EQ(Watch({.watch_only = true}), kExitError);
-  EXPECT_EQ(err_.str(), "kq: UNAVAILABLE: kqd is not reachable\n");
+  // kqd is gone; a client that gives up on it soon.
+  std::unique_ptr<client::Client> impatient = kqd_->NewClient(
+      {.deadline = absl::Seconds(10), .retry_budget = absl::Milliseconds(200)});
+  kqd_->Stop();
+  CommandContext ctx{
+      .client = *impatient, .out = out_, .err = err_, .now = now_};
+  EXPECT_EQ(RunWatch({.watch_only = true, .handle_signals = false}, ctx),
+            kExitError);
+  EXPECT_THAT(err_.str(), ::testing::StartsWith("kq: UNAVAILABLE: "));
 }
 
 TEST_F(WatchTest, BadArgumentsAreUsageErrors) {
@@ -217,7 +297,7 @@ TEST_F(WatchTest, BadArgumentsAreUsageErrors) {
     EXPECT_EQ(Watch(tc.options), kExitUsage);
     EXPECT_EQ(err_.str(), tc.want_err);
   }
-  EXPECT_THAT(client_.watch_requests(), IsEmpty());
+  EXPECT_THAT(client().calls(), IsEmpty());
 }
 
 TEST(WatchPrinterTest, WorkloadSummaries) {
