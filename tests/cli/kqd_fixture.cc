@@ -9,7 +9,7 @@
 #include "kq/v1/admin_service.pb.h"
 #include "kq/v1/queue_service.pb.h"
 
-#include "client-lib/manifest/manifest.h"
+#include "manifest/manifest.h"
 #include "tests/cli/test_objects.h"
 
 namespace kq::cli::testing {
