@@ -25,6 +25,18 @@ bool IsLowerAlnum(char c) {
 
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)); }
 
+// Kubernetes' RegexError: the message, examples and the pattern.
+std::string RegexError(absl::string_view message, absl::string_view format,
+                       const std::vector<absl::string_view>& examples) {
+  std::string out = absl::StrCat(message, " (e.g. ");
+  for (size_t i = 0; i < examples.size(); ++i) {
+    if (i > 0) absl::StrAppend(&out, ",  or ");
+    absl::StrAppend(&out, "'", examples[i], "'");
+  }
+  absl::StrAppend(&out, ", regex used for validation is '", format, "')");
+  return out;
+}
+
 }  // namespace
 
 const char kDns1123SubdomainFmt[] =
@@ -43,18 +55,6 @@ bool IsLabel(absl::string_view s) {
     if (!IsLowerAlnum(c) && c != '-') return false;
   }
   return true;
-}
-
-// Kubernetes' RegexError: the message, examples and the pattern.
-std::string RegexError(absl::string_view message, absl::string_view format,
-                       const std::vector<absl::string_view>& examples) {
-  std::string out = absl::StrCat(message, " (e.g. ");
-  for (size_t i = 0; i < examples.size(); ++i) {
-    if (i > 0) absl::StrAppend(&out, ",  or ");
-    absl::StrAppend(&out, "'", examples[i], "'");
-  }
-  absl::StrAppend(&out, ", regex used for validation is '", format, "')");
-  return out;
 }
 
 // ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], anchored.

@@ -24,9 +24,6 @@ bool IsLabel(absl::string_view s);
 bool MatchesQualifiedNamePart(absl::string_view s);
 // A DNS-1123 subdomain without its length limit.
 bool MatchesDns1123Subdomain(absl::string_view s);
-// Kubernetes' RegexError: the message, examples and the pattern.
-std::string RegexError(absl::string_view message, absl::string_view format,
-                       const std::vector<absl::string_view>& examples);
 // Kubernetes' IsQualifiedName and IsValidLabelValue: the errors, none when
 // valid.
 std::vector<std::string> QualifiedNameErrors(absl::string_view value);

@@ -43,16 +43,8 @@ std::vector<AdmitWaiters::Due> AdmitWaiters::TakeDue(
   }
   std::set<NamespacedName> keys(fresh_.begin(), fresh_.end());
   fresh_.clear();
-  // The smaller side is walked: a batch may change many workloads that
-  // nobody waits for, or few of many waited for.
-  if (changed.size() <= by_key_.size()) {
-    for (const auto& [key, change] : changed) {
-      if (by_key_.contains(key)) keys.insert(key);
-    }
-  } else {
-    for (const auto& [key, list] : by_key_) {
-      if (changed.contains(key)) keys.insert(key);
-    }
+  for (const auto& [key, change] : changed) {
+    if (by_key_.contains(key)) keys.insert(key);
   }
   std::set<int64_t> expired;
   for (auto it = deadlines_.begin(); it != deadlines_.end() && it->first <= now;

@@ -7,14 +7,12 @@
 // every change of the batch to the store in ONE transaction under a new
 // revision, and only then answers the callers and publishes watch events.
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <variant>
