@@ -38,6 +38,7 @@
 #include "manifest/manifest.h"
 #include "manifest/quantity.h"
 #include "tests/integration/kqd_process.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::testing {
 namespace {
@@ -540,7 +541,7 @@ class ClientTest : public ::testing::Test {
     return got.ok() ? got->workload() : v1::Workload();
   }
 
-  TempDir dir_;
+  ScopedTempDir dir_;
   std::unique_ptr<KqdProcess> kqd_;
   std::unique_ptr<client::Client> client_;
 };

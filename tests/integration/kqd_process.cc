@@ -18,17 +18,6 @@
 
 namespace kq::testing {
 
-TempDir::TempDir() {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "kq-test-XXXXXX").string();
-  path_ = mkdtemp(pattern.data());
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 KqdProcess::KqdProcess(std::string data_dir) : data_dir_(std::move(data_dir)) {}
 
 KqdProcess::~KqdProcess() {

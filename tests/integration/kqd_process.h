@@ -45,15 +45,4 @@ class KqdProcess {
   int port_ = 0;
 };
 
-// A fresh temporary directory, removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 }  // namespace kq::testing

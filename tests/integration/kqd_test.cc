@@ -23,6 +23,7 @@
 
 #include "manifest/manifest.h"
 #include "tests/integration/kqd_process.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::testing {
 namespace {
@@ -125,7 +126,7 @@ class KqdTest : public ::testing::Test {
     return stored;
   }
 
-  TempDir dir_;
+  ScopedTempDir dir_;
   std::unique_ptr<KqdProcess> kqd_;
   std::unique_ptr<client::Client> client_;
 };
@@ -690,7 +691,7 @@ TEST_F(KqdTest, HighPriorityWorkloadPreemptsRunningOne) {
 // kqd --config: the Kueue Configuration's resource transformations apply
 // to what kqd admits; a bad Configuration stops kqd before it serves.
 TEST(KqdConfigTest, ConfigurationFileTransformsRequests) {
-  TempDir dir;
+  ScopedTempDir dir;
   const std::string config_path = dir.path() + "/kueue-config.yaml";
   {
     std::ofstream out(config_path);
@@ -763,7 +764,7 @@ spec: {clusterQueue: cq}
 }
 
 TEST(KqdConfigTest, InvalidConfigurationStopsKqd) {
-  TempDir dir;
+  ScopedTempDir dir;
   const std::string config_path = dir.path() + "/kueue-config.yaml";
   {
     std::ofstream out(config_path);

@@ -22,6 +22,7 @@
 #include "manifest/manifest.h"
 #include "tests/integration/kqd_process.h"
 #include "tests/shim/testing/kq_test_helpers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::shim {
 namespace {
@@ -255,7 +256,7 @@ class KqReflectorTest : public ::testing::Test {
     ASSERT_EQ(kqd_->port(), port);
   }
 
-  ::kq::testing::TempDir kqd_dir_;
+  ::kq::testing::ScopedTempDir kqd_dir_;
   std::unique_ptr<::kq::testing::KqdProcess> kqd_;
   std::unique_ptr<client::Client> kq_;
   View view_;

@@ -29,6 +29,7 @@
 #include "tests/integration/kqd_process.h"
 #include "tests/shim/testing/fake_apiserver_process.h"
 #include "tests/shim/testing/kq_test_helpers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::shim::jobs {
 namespace {
@@ -243,7 +244,7 @@ class JobControllerTest : public ::testing::Test {
 
   std::unique_ptr<::kq::testing::FakeApiServer> api_;
   std::unique_ptr<kube::Client> kube_;
-  ::kq::testing::TempDir kqd_dir_;
+  ::kq::testing::ScopedTempDir kqd_dir_;
   std::unique_ptr<::kq::testing::KqdProcess> kqd_;
   std::unique_ptr<client::Client> kq_;
   std::unique_ptr<JobController> controller_;

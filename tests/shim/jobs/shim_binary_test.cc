@@ -25,6 +25,7 @@
 #include "tests/integration/kqd_process.h"
 #include "tests/shim/testing/fake_apiserver_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::shim::jobs {
 namespace {
@@ -72,7 +73,7 @@ pid_t Spawn(const std::vector<std::string>& args) {
 TEST(ShimBinaryTest, AdmitsJobsServesHealthAndStopsOnSigterm) {
   auto api = ::kq::testing::FakeApiServer::Start();
   ASSERT_TRUE(api.ok()) << api.status();
-  ::kq::testing::TempDir kqd_dir;
+  ::kq::testing::ScopedTempDir kqd_dir;
   ::kq::testing::KqdProcess kqd(kqd_dir.path());
   ASSERT_TRUE(kqd.Start().ok());
   std::unique_ptr<client::Client> kq = kqd.NewClient();

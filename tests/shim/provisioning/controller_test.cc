@@ -38,6 +38,7 @@
 #include "tests/integration/kqd_process.h"
 #include "tests/shim/testing/fake_apiserver_process.h"
 #include "tests/shim/testing/kq_test_helpers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kq::shim::provisioning {
 namespace {
@@ -237,7 +238,7 @@ class ProvisioningControllerTest : public ::testing::Test {
             {"lastTransitionTime", "2026-01-01T00:00:00Z"}};
   }
 
-  ::kq::testing::TempDir kqd_dir_;
+  ::kq::testing::ScopedTempDir kqd_dir_;
   std::unique_ptr<::kq::testing::FakeApiServer> api_;
   std::unique_ptr<kube::Client> kube_;
   std::unique_ptr<::kq::testing::KqdProcess> kqd_;
