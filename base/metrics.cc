@@ -1,79 +1,102 @@
 #include "base/metrics.h"
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
+#include <sstream>
+
+#include "prometheus/text_serializer.h"
 
 namespace kq {
+namespace {
+
+prometheus::Labels ToLabels(const MetricLabels& labels) {
+  return prometheus::Labels(labels.begin(), labels.end());
+}
+
+}  // namespace
+
+std::string SerializeText(
+    const std::vector<prometheus::MetricFamily>& families) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return std::move(out).str();
+}
 
 Metrics& Metrics::Global() {
   static auto* metrics = new Metrics();
   return *metrics;
 }
 
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {}
+
+Metrics::Family& Metrics::FamilyOf(absl::string_view name,
+                                   absl::string_view type,
+                                   absl::string_view help) {
+  auto it = families_.find(name);
+  if (it != families_.end()) return it->second;
+  const std::string help_text(help.empty() ? name : help);
+  Family family;
+  if (type == "gauge") {
+    family = &prometheus::BuildGauge()
+                  .Name(std::string(name))
+                  .Help(help_text)
+                  .Register(*registry_);
+  } else {
+    family = &prometheus::BuildCounter()
+                  .Name(std::string(name))
+                  .Help(help_text)
+                  .Register(*registry_);
+  }
+  return families_.emplace(std::string(name), family).first->second;
+}
+
 void Metrics::Describe(absl::string_view name, absl::string_view type,
                        absl::string_view help) {
   absl::MutexLock lock(&mu_);
-  Family& family = families_[std::string(name)];
-  family.type = std::string(type);
-  family.help = std::string(help);
+  FamilyOf(name, type, help);
 }
 
 void Metrics::Increment(absl::string_view name, const MetricLabels& labels,
                         double by) {
+  if (!(by >= 0)) return;
   absl::MutexLock lock(&mu_);
-  families_[std::string(name)].series[labels] += by;
+  Family& family = FamilyOf(name, "counter", "");
+  if (auto* counters =
+          std::get_if<prometheus::Family<prometheus::Counter>*>(&family)) {
+    (*counters)->Add(ToLabels(labels)).Increment(by);
+  } else {
+    std::get<prometheus::Family<prometheus::Gauge>*>(family)
+        ->Add(ToLabels(labels))
+        .Increment(by);
+  }
 }
 
 void Metrics::Set(absl::string_view name, const MetricLabels& labels,
                   double value) {
   absl::MutexLock lock(&mu_);
-  families_[std::string(name)].series[labels] = value;
+  Family& family = FamilyOf(name, "gauge", "");
+  if (auto* gauges =
+          std::get_if<prometheus::Family<prometheus::Gauge>*>(&family)) {
+    (*gauges)->Add(ToLabels(labels)).Set(value);
+  }
+  // A counter cannot be set: Prometheus's rate() would read the drop as a
+  // reset. The shim only sets gauges.
 }
 
 double Metrics::Value(absl::string_view name,
                       const MetricLabels& labels) const {
   absl::MutexLock lock(&mu_);
-  auto family = families_.find(name);
-  if (family == families_.end()) return 0;
-  auto series = family->second.series.find(labels);
-  return series == family->second.series.end() ? 0 : series->second;
+  auto it = families_.find(name);
+  if (it == families_.end()) return 0;
+  const prometheus::Labels want = ToLabels(labels);
+  auto read = [&want](auto* family) -> double {
+    // Has() before Add(): a read must not create the series.
+    if (!family->Has(want)) return 0;
+    return family->Add(want).Value();
+  };
+  return std::visit(read, it->second);
 }
-
-namespace {
-
-// Label values escape backslash, double quote and newline.
-std::string EscapeLabelValue(absl::string_view value) {
-  return absl::StrReplaceAll(value,
-                             {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
-}
-
-}  // namespace
 
 std::string Metrics::RenderPrometheus() const {
-  absl::MutexLock lock(&mu_);
-  std::string out;
-  for (const auto& [name, family] : families_) {
-    if (!family.help.empty()) {
-      absl::StrAppend(&out, "# HELP ", name, " ",
-                      absl::StrReplaceAll(family.help, {{"\n", " "}}), "\n");
-    }
-    absl::StrAppend(&out, "# TYPE ", name, " ",
-                    family.type.empty() ? "untyped" : family.type, "\n");
-    for (const auto& [labels, value] : family.series) {
-      absl::StrAppend(&out, name);
-      if (!labels.empty()) {
-        out += '{';
-        for (size_t i = 0; i < labels.size(); ++i) {
-          if (i > 0) out += ',';
-          absl::StrAppend(&out, labels[i].first, "=\"",
-                          EscapeLabelValue(labels[i].second), "\"");
-        }
-        out += '}';
-      }
-      absl::StrAppend(&out, " ", value, "\n");
-    }
-  }
-  return out;
+  return SerializeText(registry_->Collect());
 }
 
 }  // namespace kq

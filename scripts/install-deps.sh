@@ -26,6 +26,8 @@ PACKAGES=(
   clang-format
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
   libjemalloc-dev
+  # Metrics: prometheus-cpp's registry and text format (base/metrics.h).
+  prometheus-cpp-dev
   # systemd-analyze verifies deploy/systemd's units (tests/deploy); ps,
   # pgrep and pkill are the tests' view of the processes they start.
   systemd procps

@@ -21,6 +21,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port-file", config.port_file,
                  "write the chosen port here once serving");
+  app.add_option("--http-listen", config.http_listen,
+                 "host:port of the HTTP port: /metrics, /healthz, /readyz and "
+                 "Kueue's visibility API (empty: off; port 0 picks one)")
+      ->capture_default_str();
+  app.add_option("--http-port-file", config.http_port_file,
+                 "write the chosen HTTP port here once serving");
   app.add_option("--sqlite-sync-full", config.sync_full,
                  "SQLite synchronous=FULL (true) or NORMAL (false)")
       ->capture_default_str();

@@ -114,26 +114,33 @@ QueueStatus AdmissionState::ClusterQueueStatusOf(
   return status;
 }
 
-QueueStatus AdmissionState::LocalQueueStatusOf(const LocalQueue& lq) const {
-  QueueStatus status;
-  Condition active{kConditionActive, kConditionTrue, "Ready",
-                   "Can submit new workloads to localQueue",
-                   lq.meta.creation_timestamp};
+Condition AdmissionState::LocalQueueActiveCondition(
+    const LocalQueue& lq) const {
   const cache::ClusterQueueSnapshot* cq =
       cache_.FindClusterQueue(lq.cluster_queue);
   if (lq.stop_policy != StopPolicy::kNone) {
-    active = {kConditionActive, kConditionFalse, "Stopped",
-              "LocalQueue is stopped", lq.meta.creation_timestamp};
-  } else if (cq == nullptr) {
-    active = {kConditionActive, kConditionFalse, "ClusterQueueDoesNotExist",
-              "Can't submit new workloads to clusterQueue",
-              lq.meta.creation_timestamp};
-  } else if (!cq->active) {
-    active = {kConditionActive, kConditionFalse, "ClusterQueueIsInactive",
-              "Can't submit new workloads to clusterQueue",
-              lq.meta.creation_timestamp};
+    return {kConditionActive, kConditionFalse, "Stopped",
+            "LocalQueue is stopped", lq.meta.creation_timestamp};
   }
-  status.conditions.push_back(active);
+  if (cq == nullptr) {
+    return {kConditionActive, kConditionFalse, "ClusterQueueDoesNotExist",
+            "Can't submit new workloads to clusterQueue",
+            lq.meta.creation_timestamp};
+  }
+  if (!cq->active) {
+    return {kConditionActive, kConditionFalse, "ClusterQueueIsInactive",
+            "Can't submit new workloads to clusterQueue",
+            lq.meta.creation_timestamp};
+  }
+  return {kConditionActive, kConditionTrue, "Ready",
+          "Can submit new workloads to localQueue", lq.meta.creation_timestamp};
+}
+
+QueueStatus AdmissionState::LocalQueueStatusOf(const LocalQueue& lq) const {
+  QueueStatus status;
+  const cache::ClusterQueueSnapshot* cq =
+      cache_.FindClusterQueue(lq.cluster_queue);
+  status.conditions.push_back(LocalQueueActiveCondition(lq));
   cache::FlavorResourceQuantities reserved, admitted;
   // Only the LocalQueue's namespace: workloads are keyed by it first.
   for (auto it =

@@ -182,6 +182,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         scheduler::Schedule(cache_, heads, context, now);
     context.oracle = nullptr;
     bool progress = false;
+    int reserved = 0;
     for (scheduler::EntryResult& entry : result.entries) {
       Workload& wl = *const_cast<Workload*>(entry.workload);
       NamespacedName key = KeyOf(wl);
@@ -189,6 +190,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
         last_assignments_.erase(key);
         ReserveQuota(wl, std::move(entry.admission), now);
         progress = true;
+        ++reserved;
         continue;
       }
       if (entry.status == scheduler::EntryResult::Status::kPreempting) {
@@ -234,6 +236,7 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
                                   reason, pending_flavors);
       progress |= pending_flavors;
     }
+    if (limits.after_pass) limits.after_pass(reserved);
     if (!progress) break;
     if (passes >= limits.max_passes || limits.out_of_time()) {
       // More passes may still change something.

@@ -93,6 +93,10 @@ struct PassLimits {
   int max_passes = INT_MAX;
   // Checked after each pass; true stops (a time budget).
   std::function<bool()> out_of_time = [] { return false; };
+  // Told after each pass how many quota reservations it made (Kueue's
+  // admission attempt, "success" when any): the caller times the passes,
+  // as the pure state reads no clock.
+  std::function<void(int reserved)> after_pass;
 };
 
 // What a runner's Heartbeat learns.
@@ -307,6 +311,9 @@ class AdmissionState {
   WorkloadView ViewOf(Workload workload, bool with_position = true) const;
   // The ClusterQueue a workload is admitted to or would be queued in.
   std::string ClusterQueueForWorkload(const Workload& workload) const;
+  // A LocalQueue's Active condition, as Kueue's LocalQueue reconciler
+  // writes it.
+  Condition LocalQueueActiveCondition(const LocalQueue& lq) const;
 
   // The pending queues, for tests that check which workloads are left in
   // a ClusterQueue's heap and which are parked as inadmissible.

@@ -25,6 +25,9 @@
 #include "server/codec/codec.h"
 #include "server/common/clock.h"
 #include "server/engine/engine.h"
+#include "server/http/http_server.h"
+#include "server/http/kqd_endpoint.h"
+#include "server/metrics/kqd_metrics.h"
 #include "server/store/sqlite/sqlite_store.h"
 
 namespace kq::daemon {
@@ -35,6 +38,15 @@ constexpr int kMaxIdlePollers = 64;
 // How long a stopping kqd lets the calls it has finish before it cancels
 // them.
 constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
+
+// Writes `port` to `path` atomically (a reader never sees half a number).
+void WritePortFile(const std::string& path, int port) {
+  std::ofstream out(path + ".tmp");
+  out << port << "\n";
+  out.close();
+  std::error_code ec;
+  std::filesystem::rename(path + ".tmp", path, ec);
+}
 
 }  // namespace
 
@@ -87,6 +99,10 @@ absl::StatusOr<Configuration> ReadConfigurationFile(const std::string& path) {
 struct Server::Parts {
   std::unique_ptr<store::SqliteStore> store;
   std::unique_ptr<engine::Engine> engine;
+  // Observes the engine; outlives the gRPC server, whose interceptor
+  // records into it.
+  std::unique_ptr<metrics::KqdMetrics> metrics;
+  std::unique_ptr<http::KqdEndpoint> http;
   std::unique_ptr<api::AdminServiceImpl> admin;
   std::unique_ptr<api::QueueServiceImpl> queue;
   // Outlives the server: its interceptors count into it.
@@ -123,7 +139,23 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   }
   parts->engine = std::make_unique<engine::Engine>(*parts->store, Clock::Real(),
                                                    engine_options);
+  parts->metrics = std::make_unique<metrics::KqdMetrics>(*parts->engine);
+  // The HTTP port serves before the state is loaded: /healthz answers and
+  // /readyz says not yet while a large database loads.
+  if (!config.http_listen.empty()) {
+    KQ_ASSIGN_OR_RETURN(http::HostPort address,
+                        http::ParseHostPort("--http-listen", config.http_listen));
+    parts->http =
+        std::make_unique<http::KqdEndpoint>(*parts->engine, *parts->metrics);
+    KQ_RETURN_IF_ERROR(parts->http->Start(address));
+    spdlog::info("kqd http (metrics, health, visibility) on {} (port {})",
+                 config.http_listen, parts->http->port());
+    if (!config.http_port_file.empty()) {
+      WritePortFile(config.http_port_file, parts->http->port());
+    }
+  }
   KQ_RETURN_IF_ERROR(parts->engine->Start());
+  parts->metrics->Start();
 
   parts->admin = std::make_unique<api::AdminServiceImpl>(*parts->engine);
   parts->queue = std::make_unique<api::QueueServiceImpl>(*parts->engine);
@@ -140,6 +172,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
         std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         counters;
     counters.push_back(parts->in_flight.NewCounter());
+    counters.push_back(parts->metrics->grpc().NewInterceptorFactory());
     builder.experimental().SetInterceptorCreators(std::move(counters));
   }
   // The blocking handlers (all but Admit and QueueServiceImpl's callback
@@ -167,12 +200,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   parts->admit->Start();
   spdlog::info("kqd serving on {} (port {}), data in {}", config.listen, port,
                db_path);
-  if (!config.port_file.empty()) {
-    std::ofstream out(config.port_file + ".tmp");
-    out << port << "\n";
-    out.close();
-    std::filesystem::rename(config.port_file + ".tmp", config.port_file, ec);
-  }
+  if (!config.port_file.empty()) WritePortFile(config.port_file, port);
   return std::unique_ptr<Server>(new Server(std::move(parts), port));
 }
 
@@ -180,6 +208,10 @@ Server::Server(std::unique_ptr<Parts> parts, int port)
     : parts_(std::move(parts)), port_(port) {}
 
 Server::~Server() { Stop(); }
+
+int Server::http_port() const {
+  return parts_->http != nullptr ? parts_->http->port() : 0;
+}
 
 void Server::Stop() {
   if (parts_->stopped) return;
@@ -212,7 +244,9 @@ void Server::Stop() {
   grpc_completion_queue_shutdown(shutdown_queue);
   grpc_completion_queue_destroy(shutdown_queue);
   parts_->admit->Stop();
+  parts_->metrics->Stop();
   engine.Stop();
+  if (parts_->http != nullptr) parts_->http->Stop();
   spdlog::info("kqd stopped at revision {}", engine.event_log().revision());
 }
 

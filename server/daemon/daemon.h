@@ -21,6 +21,11 @@ struct Config {
   // When set, the chosen port is written here once kqd serves (for tests
   // and scripts that start kqd on port 0).
   std::string port_file;
+  // host:port of the HTTP port (/metrics, /healthz, /readyz, Kueue's
+  // visibility API); empty: none. Port 0 picks a free port.
+  std::string http_listen = "127.0.0.1:8080";
+  // As port_file, for the HTTP port.
+  std::string http_port_file;
   // SQLite synchronous=FULL (durable across power loss) unless false.
   bool sync_full = true;
   std::string log_level = "info";
@@ -60,6 +65,8 @@ class Server {
 
   // The port it serves on: config.listen's, or the one picked for port 0.
   int port() const { return port_; }
+  // The HTTP port, or 0 when config.http_listen is empty.
+  int http_port() const;
 
   // Shuts down gracefully: takes no new call, ends the calls that wait for
   // kqd's end (Watch, Admit), lets the others finish (for up to 5 s), then

@@ -66,6 +66,7 @@ absl::Status Engine::Start() {
   std::deque<Command> none;
   state_.set_needs_scheduling();
   RunBatch(none);
+  started_.store(true, std::memory_order_release);
   {
     absl::MutexLock lock(&mu_);
     running_ = true;
@@ -156,6 +157,7 @@ bool Engine::ReloadOrRefuse(std::deque<Command>& commands) {
 void Engine::RunBatch(std::deque<Command>& commands) {
   if (!unstored_.ok() && !ReloadOrRefuse(commands)) return;
   batch_now_ = clock_.TimeNow();
+  batch_commands_ = commands.size();
   submitted_ = 0;
   // 1. Apply every command of the batch in arrival order.
   for (Command& command : commands) command.run();
@@ -171,16 +173,26 @@ void Engine::RunBatch(std::deque<Command>& commands) {
   if (state_.needs_scheduling()) {
     const absl::Time start = clock_.TimeNow();
     const int64_t reservations = state_.reservations();
-    state_.RunPasses(batch_now_, {.out_of_time = [this, start, reservations] {
-                       const absl::Duration spent = clock_.TimeNow() - start;
-                       if (spent > options_.pass_budget) return true;
-                       if (spent <= options_.pass_budget_when_busy) {
-                         return false;
-                       }
-                       if (state_.reservations() != reservations) return true;
-                       absl::MutexLock lock(&mu_);
-                       return !commands_.empty();
-                     }});
+    absl::Time pass_start = start;
+    state_.RunPasses(
+        batch_now_,
+        {.out_of_time =
+             [this, start, reservations] {
+               const absl::Duration spent = clock_.TimeNow() - start;
+               if (spent > options_.pass_budget) return true;
+               if (spent <= options_.pass_budget_when_busy) {
+                 return false;
+               }
+               if (state_.reservations() != reservations) return true;
+               absl::MutexLock lock(&mu_);
+               return !commands_.empty();
+             },
+         .after_pass =
+             [this, &pass_start](int reserved) {
+               const absl::Time end = clock_.TimeNow();
+               batch_passes_.push_back({reserved, end - pass_start});
+               pass_start = end;
+             }});
   }
   // 4. Answer the admission waiters whose workload was decided (runners
   //    attach in this same batch).
@@ -206,6 +218,8 @@ void Engine::RunBatch(std::deque<Command>& commands) {
     commit = absl::UnavailableError(
         absl::StrCat("the change was not stored: ", commit.message()));
   }
+  stored_.store(unstored_.ok(), std::memory_order_relaxed);
+  batch_passes_.clear();
   std::vector<Reply> replies;
   replies.swap(replies_);
   for (Reply& reply : replies) reply(commit);
@@ -225,6 +239,7 @@ absl::Status Engine::CommitBatch() {
                                  templates.end());
   }
   if (changes.empty()) {
+    if (!batch_passes_.empty()) NotifyObservers({}, absl::ZeroDuration());
     return absl::OkStatus();
   }
   batch.revision = revision_ + 1;
@@ -259,7 +274,9 @@ absl::Status Engine::CommitBatch() {
   }
   // Finished workloads stay readable by this batch's replies.
   finished_in_batch_ = std::move(changes.finished_workloads);
+  const absl::Time commit_start = clock_.TimeNow();
   KQ_RETURN_IF_ERROR(store_.Commit(batch));
+  const absl::Duration commit_duration = clock_.TimeNow() - commit_start;
   revision_ = batch.revision;
   // The store has its copy; the workloads move on to the watchers as
   // events, with the templates the state does not hold.
@@ -274,11 +291,38 @@ absl::Status Engine::CommitBatch() {
     events.push_back(
         {revision_, batch.upserted_workload_events[i], std::move(wl)});
   }
-  const CommittedBatch committed{
-      .revision = revision_, .time = batch_now_, .events = events};
-  for (BatchObserver* observer : observers_) observer->OnCommitted(committed);
+  NotifyObservers(events, commit_duration);
   event_log_.Append(revision_, std::move(events));
   return absl::OkStatus();
+}
+
+void Engine::NotifyObservers(absl::Span<const store::Event> events,
+                             absl::Duration commit_duration) {
+  const CommittedBatch committed{
+      .state = &state_,
+      .revision = revision_,
+      .time = batch_now_,
+      .events = events,
+      .passes = batch_passes_,
+      .commands = batch_commands_,
+      .duration = clock_.TimeNow() - batch_now_,
+      .commit_duration = commit_duration};
+  for (BatchObserver* observer : observers_) observer->OnCommitted(committed);
+}
+
+void Engine::ReadState(StateReader read) {
+  auto shared = std::make_shared<StateReader>(std::move(read));
+  const bool posted = Post(
+      [this, shared] {
+        // A reply: it runs after the batch's commit, on the state as
+        // committed (or as reloaded when the commit failed).
+        replies_.push_back([this, shared](const absl::Status& commit) {
+          if (commit.ok() && unstored_.ok()) (*shared)(&state_, revision_);
+          else (*shared)(nullptr, revision_);
+        });
+      },
+      [shared](const absl::Status&) { (*shared)(nullptr, 0); });
+  if (!posted) (*shared)(nullptr, 0);
 }
 
 absl::Status Engine::Load() {

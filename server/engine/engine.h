@@ -7,6 +7,7 @@
 // every change of the batch to the store in ONE transaction under a new
 // revision, and only then answers the callers and publishes watch events.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -23,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 
 #include "server/admission/explain.h"
 #include "server/admission/state.h"
@@ -225,6 +227,22 @@ class Engine {
   // Committed changes for Watch.
   EventLog& event_log() { return event_log_; }
 
+  // Runs `read` once on the engine thread after the next batch's commit
+  // with the state as committed and its revision, so that readers off the
+  // request path (the metrics' gauges) need no copy of the engine's state;
+  // with a null state when kqd is stopping or the state is not the stored
+  // one. `read` must not block nor call the engine.
+  using StateReader =
+      std::function<void(const admission::AdmissionState*, int64_t revision)>;
+  void ReadState(StateReader read);
+
+  // Kubernetes' readiness: the store is loaded, the first scheduling batch
+  // ran, and the state is the stored one (see unstored_). Any thread.
+  bool ready() const {
+    return started_.load(std::memory_order_acquire) &&
+           stored_.load(std::memory_order_relaxed);
+  }
+
  private:
   // A reply to complete after the batch commits.
   using Reply = std::function<void(const absl::Status& commit)>;
@@ -244,6 +262,10 @@ class Engine {
   void RunBatch(std::deque<Command>& commands);
   absl::Status Load();
   absl::Status CommitBatch();
+  // Calls the observers with the batch as committed (or, with no events,
+  // with the passes of a batch that stored nothing).
+  void NotifyObservers(absl::Span<const store::Event> events,
+                       absl::Duration commit_duration);
 
   // State changes (engine thread only).
   absl::StatusOr<std::vector<ApplyResult>> DoApply(
@@ -331,6 +353,12 @@ class Engine {
   // observers_.
   AdmissionRate admission_rate_;
   std::vector<BatchObserver*> observers_;
+  // The batch's scheduling passes and command count, for observers.
+  std::vector<SchedulingPass> batch_passes_;
+  size_t batch_commands_ = 0;
+  // Read by ready() on any thread.
+  std::atomic<bool> started_{false};
+  std::atomic<bool> stored_{true};
   // Workloads finished by the batch being answered, readable by its replies.
   std::map<NamespacedName, Workload> finished_in_batch_;
 };

@@ -17,6 +17,7 @@
 #include "spdlog/spdlog.h"
 
 #include "base/metrics.h"
+#include "server/http/http_server.h"
 
 namespace kq::shim::webhook {
 namespace {
@@ -25,9 +26,8 @@ constexpr char kMutatePath[] = "/mutate-batch-v1-job";
 constexpr char kRequestsTotal[] = "kq_shim_webhook_requests_total";
 constexpr char kDurationTotal[] =
     "kq_shim_webhook_request_duration_seconds_total";
-constexpr char kJsonContentType[] = "application/json";
-constexpr char kTextContentType[] = "text/plain; charset=utf-8";
-constexpr char kPrometheusContentType[] = "text/plain; version=0.0.4";
+using http::kJsonContentType;
+using http::kTextContentType;
 // As controller-runtime: an AdmissionReview carries at most two objects of
 // at most 3 MiB each, plus the request's own fields.
 constexpr size_t kMaxRequestBytes = 7 * 1024 * 1024;
@@ -110,59 +110,11 @@ void Record(absl::string_view result, absl::Time start) {
                     absl::ToDoubleSeconds(absl::Now() - start));
 }
 
-void Configure(httplib::Server& server) {
-  // A short keep-alive bounds how long Stop() waits for idle connections;
-  // the API server simply reconnects.
-  server.set_keep_alive_timeout(1);
-  server.set_read_timeout(10, 0);
-  server.set_write_timeout(10, 0);
-  server.set_payload_max_length(kMaxRequestBytes);
-  server.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  // httplib's default also sets SO_REUSEPORT, which would let a second
-  // process bind the same port and silently take half the requests.
-  server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  // kq code does not throw, but a handler must never take the process down.
-  server.set_exception_handler([](const httplib::Request& request,
-                                  httplib::Response& response,
-                                  std::exception_ptr) {
-    spdlog::error("webhook server: {} {} failed with an exception",
-                  request.method, request.path);
-    response.status = 500;
-    response.set_content("internal error", kTextContentType);
-  });
-}
-
-// Binds `server` to address:port (0: any free port). Returns the port.
-absl::StatusOr<int> Bind(httplib::Server& server, const std::string& address,
-                         int port, absl::string_view what) {
-  int bound = -1;
-  if (port == 0) {
-    bound = server.bind_to_any_port(address);
-  } else if (server.bind_to_port(address, port)) {
-    bound = port;
-  }
-  if (bound <= 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot bind the ", what, " listener to ", address, ":", port));
-  }
-  return bound;
-}
-
-// Runs the accept loop of a bound server on a new thread and waits until it
-// accepts, so a Stop() right after cannot miss it.
-std::thread Serve(httplib::Server& server) {
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  std::thread thread([&server, done] {
-    server.listen_after_bind();
-    done->store(true);
-  });
-  while (!server.is_running() && !done->load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return thread;
+http::ListenerOptions ListenerOptionsFor(absl::string_view name) {
+  http::ListenerOptions options;
+  options.max_request_bytes = kMaxRequestBytes;
+  options.name = std::string(name);
+  return options;
 }
 
 }  // namespace
@@ -292,14 +244,14 @@ absl::Status ShimServer::Start() {
           " and key ", options_.tls_key_file));
     }
     https = std::move(ssl);
-    Configure(*https);
+    http::Configure(*https, ListenerOptionsFor("webhook"));
     https->Post(kMutatePath,
                 [this](const httplib::Request& req, httplib::Response& res) {
                   HandleMutate(req, res);
                 });
     RegisterHealthRoutes(*https);
     absl::StatusOr<int> port =
-        Bind(*https, options_.address, options_.https_port, "HTTPS");
+        http::Bind(*https, {options_.address, options_.https_port}, "HTTPS");
     if (!port.ok()) return port.status();
     bound_https_port = *port;
   } else if (options_.http_port < 0) {
@@ -311,16 +263,16 @@ absl::Status ShimServer::Start() {
   int http_port = -1;
   if (options_.http_port >= 0) {
     http = std::make_unique<httplib::Server>();
-    Configure(*http);
+    http::Configure(*http, ListenerOptionsFor("health"));
     RegisterHealthRoutes(*http);
     absl::StatusOr<int> bound =
-        Bind(*http, options_.address, options_.http_port, "HTTP");
+        http::Bind(*http, {options_.address, options_.http_port}, "HTTP");
     if (!bound.ok()) {
       // The HTTPS socket is bound but nobody listens yet: run and stop it
       // so its socket is closed.
       if (https != nullptr) {
-        std::thread thread = Serve(*https);
-        StopServer(https, thread);
+        std::thread thread = http::Serve(*https);
+        http::StopServing(https, thread);
       }
       return bound.status();
     }
@@ -329,12 +281,12 @@ absl::Status ShimServer::Start() {
 
   if (https != nullptr) {
     https_ = std::move(https);
-    https_thread_ = Serve(*https_);
+    https_thread_ = http::Serve(*https_);
     https_port_ = bound_https_port;
   }
   if (http != nullptr) {
     http_ = std::move(http);
-    http_thread_ = Serve(*http_);
+    http_thread_ = http::Serve(*http_);
     http_port_ = http_port;
   }
   spdlog::info(
@@ -348,19 +300,11 @@ absl::Status ShimServer::Start() {
   return absl::OkStatus();
 }
 
-void ShimServer::StopServer(std::unique_ptr<httplib::Server>& server,
-                            std::thread& thread) {
-  if (server == nullptr) return;
-  server->stop();
-  if (thread.joinable()) thread.join();
-  server.reset();
-}
-
 void ShimServer::Stop() {
   absl::MutexLock lock(&mu_);
   if (https_ == nullptr && http_ == nullptr) return;
-  StopServer(https_, https_thread_);
-  StopServer(http_, http_thread_);
+  http::StopServing(https_, https_thread_);
+  http::StopServing(http_, http_thread_);
   spdlog::info("shim server: stopped");
 }
 

@@ -109,9 +109,6 @@ class ShimServer {
                     httplib::Response& response) const;
   void HandleReadyz(httplib::Response& response) const;
   void RegisterHealthRoutes(httplib::Server& server) const;
-  // Stops one server (bound, maybe listening) and joins its thread.
-  static void StopServer(std::unique_ptr<httplib::Server>& server,
-                         std::thread& thread);
 
   const ShimServerOptions options_;
   absl::Mutex mu_;
