@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -31,7 +32,8 @@ inline constexpr char kPrometheusContentType[] =
     "text/plain; version=0.0.4; charset=utf-8";
 
 // The text format of `families`, as Prometheus reads it.
-std::string SerializeText(const std::vector<prometheus::MetricFamily>& families);
+std::string SerializeText(
+    const std::vector<prometheus::MetricFamily>& families);
 
 using MetricLabels = std::vector<std::pair<std::string, std::string>>;
 

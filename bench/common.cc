@@ -197,9 +197,9 @@ absl::Status Kqd::Start(const std::vector<std::string>& extra_args,
   const std::string port_file = data_dir_ + "/kqd.port";
   std::error_code ec;
   std::filesystem::remove(port_file, ec);
-  std::vector<std::string> args = {kqd_path_, "--listen=127.0.0.1:0",
-                                   "--data-dir=" + data_dir_,
-                                   "--port-file=" + port_file};
+  std::vector<std::string> args = {
+      kqd_path_, "--listen=127.0.0.1:0", "--http-listen=127.0.0.1:0",
+      "--data-dir=" + data_dir_, "--port-file=" + port_file};
   // Quiet unless the caller wants kqd's timeline (restart reads it).
   if (std::none_of(extra_args.begin(), extra_args.end(), [](const auto& a) {
         return absl::StartsWith(a, "--log-level");

@@ -149,7 +149,7 @@ slurm_count_is() { [ "$(slurm_jobs)" -eq "$1" ]; }
 
 # ---- kq: a fresh kqd -----------------------------------------------------------
 mkdir -p "$T/kq"
-"$KQD" --listen=127.0.0.1:0 --data-dir="$T/kq" --port-file="$T/kq/port" \
+"$KQD" --listen=127.0.0.1:0 --http-listen=127.0.0.1:0 --data-dir="$T/kq" --port-file="$T/kq/port" \
   --log-level=warn >"$T/kq/kqd.log" 2>&1 &
 PIDS+=("$!")
 wait_for "kqd" 30 test -s "$T/kq/port"

@@ -143,8 +143,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   // The HTTP port serves before the state is loaded: /healthz answers and
   // /readyz says not yet while a large database loads.
   if (!config.http_listen.empty()) {
-    KQ_ASSIGN_OR_RETURN(http::HostPort address,
-                        http::ParseHostPort("--http-listen", config.http_listen));
+    KQ_ASSIGN_OR_RETURN(
+        http::HostPort address,
+        http::ParseHostPort("--http-listen", config.http_listen));
     parts->http =
         std::make_unique<http::KqdEndpoint>(*parts->engine, *parts->metrics);
     KQ_RETURN_IF_ERROR(parts->http->Start(address));

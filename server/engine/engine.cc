@@ -298,15 +298,14 @@ absl::Status Engine::CommitBatch() {
 
 void Engine::NotifyObservers(absl::Span<const store::Event> events,
                              absl::Duration commit_duration) {
-  const CommittedBatch committed{
-      .state = &state_,
-      .revision = revision_,
-      .time = batch_now_,
-      .events = events,
-      .passes = batch_passes_,
-      .commands = batch_commands_,
-      .duration = clock_.TimeNow() - batch_now_,
-      .commit_duration = commit_duration};
+  const CommittedBatch committed{.state = &state_,
+                                 .revision = revision_,
+                                 .time = batch_now_,
+                                 .events = events,
+                                 .passes = batch_passes_,
+                                 .commands = batch_commands_,
+                                 .duration = clock_.TimeNow() - batch_now_,
+                                 .commit_duration = commit_duration};
   for (BatchObserver* observer : observers_) observer->OnCommitted(committed);
 }
 
@@ -317,8 +316,10 @@ void Engine::ReadState(StateReader read) {
         // A reply: it runs after the batch's commit, on the state as
         // committed (or as reloaded when the commit failed).
         replies_.push_back([this, shared](const absl::Status& commit) {
-          if (commit.ok() && unstored_.ok()) (*shared)(&state_, revision_);
-          else (*shared)(nullptr, revision_);
+          if (commit.ok() && unstored_.ok())
+            (*shared)(&state_, revision_);
+          else
+            (*shared)(nullptr, revision_);
         });
       },
       [shared](const absl::Status&) { (*shared)(nullptr, 0); });

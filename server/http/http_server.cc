@@ -30,8 +30,8 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view flag,
   }
   if (host.empty()) return invalid("the host is empty");
   out.host = std::string(host);
-  if (!absl::SimpleAtoi(address.substr(colon + 1), &out.port) ||
-      out.port < 0 || out.port > 65535) {
+  if (!absl::SimpleAtoi(address.substr(colon + 1), &out.port) || out.port < 0 ||
+      out.port > 65535) {
     return invalid("the port is not a number from 0 to 65535");
   }
   return out;
@@ -43,21 +43,22 @@ void Configure(httplib::Server& server, const ListenerOptions& options) {
   server.set_write_timeout(10, 0);
   server.set_payload_max_length(options.max_request_bytes);
   const int threads = options.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server.new_task_queue = [threads] {
+    return new httplib::ThreadPool(threads);
+  };
   server.set_socket_options([](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   // kq code does not throw, but a handler must never take the process down.
-  server.set_exception_handler([name = options.name](
-                                   const httplib::Request& request,
-                                   httplib::Response& response,
-                                   std::exception_ptr) {
-    spdlog::error("{} server: {} {} failed with an exception", name,
-                  request.method, request.path);
-    response.status = 500;
-    response.set_content("internal error", kTextContentType);
-  });
+  server.set_exception_handler(
+      [name = options.name](const httplib::Request& request,
+                            httplib::Response& response, std::exception_ptr) {
+        spdlog::error("{} server: {} {} failed with an exception", name,
+                      request.method, request.path);
+        response.status = 500;
+        response.set_content("internal error", kTextContentType);
+      });
 }
 
 absl::StatusOr<int> Bind(httplib::Server& server, const HostPort& address,

@@ -10,11 +10,11 @@ KqdEndpoint::KqdEndpoint(engine::Engine& engine,
       metrics_(metrics),
       listener_(ListenerOptions{.threads = 4, .name = "kqd http"}) {
   httplib::Server& server = listener_.server();
-  server.Get("/metrics", [this](const httplib::Request&,
-                                httplib::Response& res) {
-    res.status = 200;
-    res.set_content(metrics_.Render(), kPrometheusContentType);
-  });
+  server.Get("/metrics",
+             [this](const httplib::Request&, httplib::Response& res) {
+               res.status = 200;
+               res.set_content(metrics_.Render(), kPrometheusContentType);
+             });
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.status = 200;
     res.set_content("ok", kTextContentType);

@@ -89,20 +89,19 @@ void GrpcMetrics::Finished(const std::string& method, int code,
     absl::MutexLock lock(&mu_);
     prometheus::Counter*& c = request_series_[{method, code}];
     if (c == nullptr) {
-      c = &requests_.Add(
-          {{"method", method},
-           {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))},
-           {kReplicaRole, kStandalone}});
+      c = &requests_.Add({{"method", method},
+                          {"code", absl::StatusCodeToString(
+                                       static_cast<absl::StatusCode>(code))},
+                          {kReplicaRole, kStandalone}});
     }
     counter = c;
     prometheus::Histogram*& h = duration_series_[method];
     if (h == nullptr) {
       // 100 us to 10 s: most calls answer after one engine batch.
-      h = &durations_.Add(
-          {{"method", method}, {kReplicaRole, kStandalone}},
-          prometheus::Histogram::BucketBoundaries{.0001, .00025, .0005, .001,
-                                                  .0025, .005, .01, .025, .05,
-                                                  .1, .25, .5, 1, 2.5, 10});
+      h = &durations_.Add({{"method", method}, {kReplicaRole, kStandalone}},
+                          prometheus::Histogram::BucketBoundaries{
+                              .0001, .00025, .0005, .001, .0025, .005, .01,
+                              .025, .05, .1, .25, .5, 1, 2.5, 10});
     }
     histogram = h;
   }

@@ -3,9 +3,8 @@
 #include <utility>
 #include <vector>
 
-#include "prometheus/gauge.h"
-
 #include "base/metrics.h"
+#include "prometheus/gauge.h"
 #include "server/metrics/process_metrics.h"
 
 #ifndef KQ_VERSION
@@ -34,8 +33,9 @@ KqdMetrics::KqdMetrics(engine::Engine& engine, KqdMetricsOptions options)
   // Kueue's labels, with what stands for Go's in a C++ build.
   prometheus::BuildGauge()
       .Name("kueue_build_info")
-      .Help("1, labelled with the build of kqd: version, commit, compiler "
-            "and platform (go_version is empty: kqd is C++).")
+      .Help(
+          "1, labelled with the build of kqd: version, commit, compiler "
+          "and platform (go_version is empty: kqd is C++).")
       .Register(registry_)
       .Add({{"git_version", "v" KQ_VERSION},
             {"git_commit", KQ_GIT_COMMIT},

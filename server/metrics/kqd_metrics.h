@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "prometheus/registry.h"
 
+#include "prometheus/registry.h"
 #include "server/engine/engine.h"
 #include "server/metrics/grpc_metrics.h"
 #include "server/metrics/kueue_metrics.h"

@@ -57,10 +57,10 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
       quota_reserved_(CounterOf(
           r, "kueue_quota_reserved_workloads_total",
           "Workloads that got a quota reservation, per cluster_queue.")),
-      quota_reserved_wait_(HistogramOf(
-          r, "kueue_quota_reserved_wait_time_seconds",
-          "From a workload's creation or last requeue to its quota "
-          "reservation, per cluster_queue.")),
+      quota_reserved_wait_(
+          HistogramOf(r, "kueue_quota_reserved_wait_time_seconds",
+                      "From a workload's creation or last requeue to its quota "
+                      "reservation, per cluster_queue.")),
       admitted_(CounterOf(r, "kueue_admitted_workloads_total",
                           "Workloads admitted, per cluster_queue.")),
       admission_wait_(HistogramOf(
@@ -73,13 +73,13 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
           "cluster_queue.")),
       finished_(CounterOf(r, "kueue_finished_workloads_total",
                           "Workloads finished, per cluster_queue.")),
-      execution_time_(HistogramOf(
-          r, "kueue_execution_time_seconds",
-          "From a finished workload's admission to its end, per "
-          "cluster_queue.")),
-      evicted_(CounterOf(r, "kueue_evicted_workloads_total",
-                         absl::StrCat("Evictions, per cluster_queue; ",
-                                      kEvictionReasons))),
+      execution_time_(
+          HistogramOf(r, "kueue_execution_time_seconds",
+                      "From a finished workload's admission to its end, per "
+                      "cluster_queue.")),
+      evicted_(CounterOf(
+          r, "kueue_evicted_workloads_total",
+          absl::StrCat("Evictions, per cluster_queue; ", kEvictionReasons))),
       preempted_(CounterOf(
           r, "kueue_preempted_workloads_total",
           "Workloads preempted, per preempting_cluster_queue; reason is "
@@ -93,10 +93,10 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
       lq_quota_reserved_(CounterOf(
           r, "kueue_local_queue_quota_reserved_workloads_total",
           "Workloads that got a quota reservation, per local_queue.")),
-      lq_quota_reserved_wait_(HistogramOf(
-          r, "kueue_local_queue_quota_reserved_wait_time_seconds",
-          "From a workload's creation or last requeue to its quota "
-          "reservation, per local_queue.")),
+      lq_quota_reserved_wait_(
+          HistogramOf(r, "kueue_local_queue_quota_reserved_wait_time_seconds",
+                      "From a workload's creation or last requeue to its quota "
+                      "reservation, per local_queue.")),
       lq_admitted_(CounterOf(r, "kueue_local_queue_admitted_workloads_total",
                              "Workloads admitted, per local_queue.")),
       lq_admission_wait_(HistogramOf(
@@ -109,13 +109,13 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
           "local_queue.")),
       lq_finished_(CounterOf(r, "kueue_local_queue_finished_workloads_total",
                              "Workloads finished, per local_queue.")),
-      lq_execution_time_(HistogramOf(
-          r, "kueue_local_queue_execution_time_seconds",
-          "From a finished workload's admission to its end, per "
-          "local_queue.")),
-      lq_evicted_(CounterOf(r, "kueue_local_queue_evicted_workloads_total",
-                            absl::StrCat("Evictions, per local_queue; ",
-                                         kEvictionReasons))),
+      lq_execution_time_(
+          HistogramOf(r, "kueue_local_queue_execution_time_seconds",
+                      "From a finished workload's admission to its end, per "
+                      "local_queue.")),
+      lq_evicted_(CounterOf(
+          r, "kueue_local_queue_evicted_workloads_total",
+          absl::StrCat("Evictions, per local_queue; ", kEvictionReasons))),
       batch_duration_(HistogramOf(
           r, "kq_engine_batch_duration_seconds",
           "One engine batch, from taking its commands to the end of its "
@@ -144,8 +144,8 @@ prometheus::Counter& KueueMetrics::Count(CounterFamily& family,
 
 void KueueMetrics::Observe(HistogramFamily& family,
                            const std::vector<double>& buckets,
-                           const std::string& owner,
-                           prometheus::Labels labels, absl::Duration value) {
+                           const std::string& owner, prometheus::Labels labels,
+                           absl::Duration value) {
   labels.emplace(kReplicaRole, kStandalone);
   // As Kueue: clock skew must not make a negative sample.
   family.Get(owner, labels, buckets)
@@ -194,9 +194,10 @@ void KueueMetrics::AdmissionChecksWaitTime(const std::string& cluster_queue,
                                            const LocalQueueRef& lq,
                                            const std::string& priority_class,
                                            absl::Duration wait) {
-  Observe(admission_checks_wait_, buckets14_, cluster_queue,
-          {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}},
-          wait);
+  Observe(
+      admission_checks_wait_, buckets14_, cluster_queue,
+      {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}},
+      wait);
   Observe(lq_admission_checks_wait_, buckets14_, OwnerOf(lq),
           {{"name", lq.name},
            {"namespace", lq.namespace_name},
@@ -241,8 +242,8 @@ void KueueMetrics::EvictedWorkload(const std::string& cluster_queue,
       .Increment();
 }
 
-void KueueMetrics::PreemptedWorkload(const std::string& preempting_cluster_queue,
-                                     const std::string& reason) {
+void KueueMetrics::PreemptedWorkload(
+    const std::string& preempting_cluster_queue, const std::string& reason) {
   Count(preempted_, preempting_cluster_queue,
         {{"preempting_cluster_queue", preempting_cluster_queue},
          {"reason", reason}})
@@ -290,8 +291,7 @@ void KueueMetrics::EngineBatch(absl::Duration duration,
   if (stored) {
     Observe(commit_duration_, engine_buckets_, "", {}, commit_duration);
   }
-  static const std::vector<double> kPassBuckets{0, 1, 2, 4, 8, 16, 32, 64,
-                                                128};
+  static const std::vector<double> kPassBuckets{0, 1, 2, 4, 8, 16, 32, 64, 128};
   passes_per_batch_.Get("", {{kReplicaRole, kStandalone}}, kPassBuckets)
       .Observe(passes);
   if (commands > 0) {

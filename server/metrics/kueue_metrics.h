@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "absl/time/time.h"
+
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-
 #include "server/metrics/tracked_family.h"
 
 namespace kq::metrics {
@@ -55,8 +55,7 @@ class KueueMetrics {
                              absl::Duration wait);
   void AdmittedWorkload(const std::string& cluster_queue,
                         const LocalQueueRef& lq,
-                        const std::string& priority_class,
-                        absl::Duration wait);
+                        const std::string& priority_class, absl::Duration wait);
   // From quota reservation to admission.
   void AdmissionChecksWaitTime(const std::string& cluster_queue,
                                const LocalQueueRef& lq,

@@ -40,7 +40,7 @@ void MetricsObserver::OnWorkload(const engine::CommittedBatch& batch,
   // released that is gone, and the ClusterQueue the workload queues in is
   // the one it was admitted to.
   const std::string cluster_queue =
-      wl.admission ? wl.admission->cluster_queue
+      wl.admission             ? wl.admission->cluster_queue
       : batch.state != nullptr ? batch.state->ClusterQueueForWorkload(wl)
                                : std::string();
   const LocalQueueRef lq{std::string(wl.meta.namespace_name),
@@ -51,8 +51,7 @@ void MetricsObserver::OnWorkload(const engine::CommittedBatch& batch,
                                    t.queued_wait);
   }
   if (t.admitted) {
-    metrics_.AdmittedWorkload(cluster_queue, lq, priority_class,
-                              t.queued_wait);
+    metrics_.AdmittedWorkload(cluster_queue, lq, priority_class, t.queued_wait);
     if (t.checks_wait.has_value()) {
       metrics_.AdmissionChecksWaitTime(cluster_queue, lq, priority_class,
                                        *t.checks_wait);

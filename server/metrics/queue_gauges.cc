@@ -138,12 +138,12 @@ void CaptureClusterQueue(const admission::AdmissionState& state,
         out.Set("kueue_cluster_queue_nominal_quota",
                 "The cluster_queue's nominal quota, per flavor and resource.",
                 labels, AsFloat(r.nominal_quota));
-        out.Set("kueue_cluster_queue_borrowing_limit",
-                "The cluster_queue's borrowing limit, per flavor and "
-                "resource; +Inf when unset.",
-                labels,
-                r.borrowing_limit.has_value() ? AsFloat(*r.borrowing_limit)
-                                              : kInf);
+        out.Set(
+            "kueue_cluster_queue_borrowing_limit",
+            "The cluster_queue's borrowing limit, per flavor and "
+            "resource; +Inf when unset.",
+            labels,
+            r.borrowing_limit.has_value() ? AsFloat(*r.borrowing_limit) : kInf);
         out.Set("kueue_cluster_queue_lending_limit",
                 "The cluster_queue's lending limit, per flavor and resource; "
                 "+Inf when unset.",
@@ -218,8 +218,9 @@ void CaptureLocalQueue(const admission::AdmissionState& state,
                 "Quota used by the local_queue's admitted workloads, per "
                 "flavor and resource.",
                 labels,
-                used == tally.used.end() ? 0
-                                         : AmountAsFloat(resource, used->second));
+                used == tally.used.end()
+                    ? 0
+                    : AmountAsFloat(resource, used->second));
       }
     }
   }
@@ -285,7 +286,8 @@ std::vector<prometheus::MetricFamily> CaptureQueueGauges(
 QueueGauges::QueueGauges(engine::Engine& engine, absl::Duration interval)
     : engine_(engine),
       interval_(interval),
-      captured_(std::make_shared<const std::vector<prometheus::MetricFamily>>()) {}
+      captured_(
+          std::make_shared<const std::vector<prometheus::MetricFamily>>()) {}
 
 QueueGauges::~QueueGauges() { Stop(); }
 
@@ -309,23 +311,23 @@ void QueueGauges::Loop() {
   while (true) {
     if (dirty_.exchange(false, std::memory_order_relaxed)) {
       auto done = std::make_shared<absl::Notification>();
-      engine_.ReadState([this, done](const admission::AdmissionState* state,
-                                     int64_t) {
-        if (state != nullptr) {
-          const absl::Time start = absl::Now();
-          auto captured =
-              std::make_shared<const std::vector<prometheus::MetricFamily>>(
-                  CaptureQueueGauges(*state));
-          const absl::Duration took = absl::Now() - start;
-          absl::MutexLock lock(&mu_);
-          captured_ = std::move(captured);
-          capture_duration_ = took;
-        } else {
-          // Stopping, or the state is not the stored one: try again.
-          dirty_.store(true, std::memory_order_relaxed);
-        }
-        done->Notify();
-      });
+      engine_.ReadState(
+          [this, done](const admission::AdmissionState* state, int64_t) {
+            if (state != nullptr) {
+              const absl::Time start = absl::Now();
+              auto captured =
+                  std::make_shared<const std::vector<prometheus::MetricFamily>>(
+                      CaptureQueueGauges(*state));
+              const absl::Duration took = absl::Now() - start;
+              absl::MutexLock lock(&mu_);
+              captured_ = std::move(captured);
+              capture_duration_ = took;
+            } else {
+              // Stopping, or the state is not the stored one: try again.
+              dirty_.store(true, std::memory_order_relaxed);
+            }
+            done->Notify();
+          });
       // The engine answers even when stopping; wait so that a capture never
       // outlives this object.
       done->WaitForNotification();

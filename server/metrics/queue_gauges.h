@@ -15,8 +15,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "prometheus/metric_family.h"
 
+#include "prometheus/metric_family.h"
 #include "server/admission/state.h"
 #include "server/engine/batch_observer.h"
 #include "server/engine/engine.h"

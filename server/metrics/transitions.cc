@@ -43,7 +43,8 @@ WorkloadTransitions TransitionsOf(const Workload& wl, absl::Time now) {
     queued_at = requeued->last_transition_time;
   }
   out.queued_wait = now - queued_at;
-  const Condition* reserved = FindCondition(wl.conditions, kConditionQuotaReserved);
+  const Condition* reserved =
+      FindCondition(wl.conditions, kConditionQuotaReserved);
   out.quota_reserved = TurnedTrue(wl, kConditionQuotaReserved, now) != nullptr;
   if (TurnedTrue(wl, kConditionAdmitted, now) != nullptr) {
     out.admitted = true;
@@ -64,8 +65,8 @@ WorkloadTransitions TransitionsOf(const Workload& wl, absl::Time now) {
     out.evicted = true;
     if (absl::StartsWith(c->reason, kDeactivatedDueTo)) {
       out.eviction_reason = kReasonDeactivated;
-      out.underlying_cause =
-          std::string(absl::string_view(c->reason).substr(kDeactivatedDueTo.size()));
+      out.underlying_cause = std::string(
+          absl::string_view(c->reason).substr(kDeactivatedDueTo.size()));
     } else {
       out.eviction_reason = c->reason;
     }

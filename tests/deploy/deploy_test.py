@@ -259,12 +259,17 @@ class KqdProcess:
             name = arg.split("=", 1)[0]
             if name == "--listen":
                 arg = "--listen=127.0.0.1:0"
+            elif name == "--http-listen":
+                arg = "--http-listen=127.0.0.1:0"
             elif name == "--data-dir":
                 arg = f"--data-dir={data_dir}"
             elif name == "--config" and config is not None:
                 arg = f"--config={config}"
             argv.append(arg)
         argv.append(f"--port-file={self.port_file}")
+        # Tests run side by side: never the default HTTP port.
+        if not any(a.startswith("--http-listen") for a in argv):
+            argv.append("--http-listen=127.0.0.1:0")
         self.argv = argv
         self.proc = subprocess.Popen(die_with_parent(argv), stdout=self.log,
                                      stderr=subprocess.STDOUT)

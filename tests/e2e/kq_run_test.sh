@@ -45,7 +45,7 @@ wait_for() {
   done
 }
 
-"$BIN/kqd" --listen=127.0.0.1:0 --data-dir="$WORK/data" \
+"$BIN/kqd" --listen=127.0.0.1:0 --http-listen=127.0.0.1:0 --data-dir="$WORK/data" \
   --port-file="$WORK/port" --log-level=warn --eviction-grace=60s &
 KQD_PID=$!
 wait_for 30 test -s "$WORK/port"

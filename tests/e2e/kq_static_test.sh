@@ -27,7 +27,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-"$BIN/kqd" --listen=127.0.0.1:0 --data-dir="$WORK/data" \
+"$BIN/kqd" --listen=127.0.0.1:0 --http-listen=127.0.0.1:0 --data-dir="$WORK/data" \
   --port-file="$WORK/port" --log-level=warn &
 KQD_PID=$!
 for _ in $(seq 300); do [ -s "$WORK/port" ] && break; sleep 0.1; done

@@ -29,7 +29,7 @@ check() {  # check NAME COMMAND...: the command must succeed
 
 start_kqd() {
   rm -f "$WORK/port"
-  "$BIN/kqd" --listen=127.0.0.1:0 --data-dir="$WORK/data" \
+  "$BIN/kqd" --listen=127.0.0.1:0 --http-listen=127.0.0.1:0 --data-dir="$WORK/data" \
     --port-file="$WORK/port" --log-level=warn &
   KQD_PID=$!
   for _ in $(seq 1 200); do [ -s "$WORK/port" ] && break; sleep 0.05; done

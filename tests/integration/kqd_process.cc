@@ -40,6 +40,12 @@ absl::Status KqdProcess::Start(const std::vector<std::string>& extra_args) {
         extra_args.begin(), extra_args.end(),
         [](const std::string& arg) { return arg.rfind("--listen", 0) == 0; });
     if (!listen_given) args.push_back("--listen=127.0.0.1:0");
+    // Tests run side by side: never the default HTTP port.
+    const bool http_given = std::any_of(
+        extra_args.begin(), extra_args.end(), [](const std::string& arg) {
+          return arg.rfind("--http-listen", 0) == 0;
+        });
+    if (!http_given) args.push_back("--http-listen=127.0.0.1:0");
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());

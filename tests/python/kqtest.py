@@ -65,7 +65,7 @@ class Kqd:
         self.proc = subprocess.Popen(
             die_with_parent(
                 [KQD, f"--listen=127.0.0.1:{port}", f"--port-file={port_file}",
-                 f"--data-dir={self.dir}",
+                 f"--data-dir={self.dir}", "--http-listen=127.0.0.1:0",
                  f"--eviction-grace={self.eviction_grace}",
                  "--log-level=warn"]),
             stdout=self._log, stderr=subprocess.STDOUT)

@@ -24,6 +24,7 @@ absl::StatusOr<std::unique_ptr<KqdServer>> KqdServer::Start(
   }
   daemon::Config config;
   config.listen = "127.0.0.1:0";
+  config.http_listen = "127.0.0.1:0";
   config.data_dir = kqd->dir_.path();
   config.sync_full = false;
   config.event_retention = options.event_retention;

@@ -347,6 +347,7 @@ class Env:
             ARGS.kqd, f"--listen=127.0.0.1:{self.kqd_port}",
             f"--data-dir={os.path.join(self.dir, 'kqd-data')}",
             f"--port-file={port_file}", "--log-level=info",
+            "--http-listen=127.0.0.1:0",
             "--eviction-grace=30s"
         ], os.path.join(self.dir, "kqd.log"))
         self.procs.append(proc)
