@@ -26,8 +26,9 @@ PACKAGES=(
   clang-format
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
   libjemalloc-dev
-  # Metrics: prometheus-cpp's registry and text format (base/metrics.h).
-  prometheus-cpp-dev
+  # Metrics: prometheus-cpp's registry and text format (base/metrics.h),
+  # and the Prometheus server and promtool the metrics tests run.
+  prometheus-cpp-dev prometheus
   # systemd-analyze verifies deploy/systemd's units (tests/deploy); ps,
   # pgrep and pkill are the tests' view of the processes they start.
   systemd procps
