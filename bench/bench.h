@@ -234,6 +234,19 @@ struct RestartOptions {
 absl::StatusOr<std::vector<Table>> RunRestart(const RestartOptions& options,
                                               const Context& context);
 
+struct MetricsOptions {
+  int cluster_queues = 1000;
+  int pending = 100000;
+  // Sequential scrapes timed.
+  int scrapes = 20;
+  // Submit rounds of each kind (without, with a scrape a second).
+  int rounds = 2;
+  absl::Duration per_round = absl::Seconds(8);
+  int in_flight = 64;
+};
+absl::StatusOr<std::vector<Table>> RunMetrics(const MetricsOptions& options,
+                                              const Context& context);
+
 // `kq-bench runner` (for bench/slurm/compare.sh): launches `command` for
 // every workload admitted in `namespace_name` and finishes it with the
 // command's outcome, until `count` have finished. Writes `ready_file` once

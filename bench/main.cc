@@ -186,6 +186,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   restart_cmd->add_option("--cohorts", restart.cohorts)->capture_default_str();
 
+  MetricsOptions metrics;
+  CLI::App* metrics_cmd = app.add_subcommand(
+      "metrics", "/metrics of a large kqd: scrape time, size, engine hold");
+  metrics_cmd->add_option("--pending", metrics.pending)->capture_default_str();
+  metrics_cmd->add_option("--cluster-queues", metrics.cluster_queues)
+      ->capture_default_str();
+
   RunnerOptions runner;
   CLI::App* runner_cmd = app.add_subcommand(
       "runner",
@@ -268,6 +275,7 @@ int main(int argc, char** argv) {
   if (*submit_cmd) run("submit", RunSubmit(submit, context));
   if (*scale_cmd) run("scale", RunScale(scale, context));
   if (*restart_cmd) run("restart", RunRestart(restart, context));
+  if (*metrics_cmd) run("metrics", RunMetrics(metrics, context));
   if (*all_cmd) {
     // Sizes for `make bench` (about 4 minutes on 2 cores) and for the CI
     // smoke (seconds each).
@@ -320,6 +328,16 @@ int main(int argc, char** argv) {
       r.cohorts = 2;
     }
     run("restart", RunRestart(r, context));
+    MetricsOptions m;
+    if (smoke) {
+      m.cluster_queues = 20;
+      m.pending = 2000;
+      m.scrapes = 3;
+      m.rounds = 1;
+      m.per_round = absl::Milliseconds(500);
+      m.in_flight = 8;
+    }
+    run("metrics", RunMetrics(m, context));
   }
 
   // The smoke test must not rewrite the source tree.

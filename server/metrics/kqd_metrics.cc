@@ -26,7 +26,7 @@ namespace kq::metrics {
 KqdMetrics::KqdMetrics(engine::Engine& engine, KqdMetricsOptions options)
     : kueue_(registry_),
       observer_(kueue_),
-      gauges_(engine, options.gauge_interval),
+      gauges_(engine, options.gauge_interval, options.gauge_step),
       grpc_(registry_) {
   engine.AddObserver(&observer_);
   engine.AddObserver(&gauges_);
@@ -62,6 +62,15 @@ std::string KqdMetrics::Render() const {
   };
   append(gauges_.Collect());
   append(CollectProcessMetrics());
+  prometheus::ClientMetric capture;
+  capture.label.push_back({kReplicaRole, kStandalone});
+  capture.gauge.value = absl::ToDoubleSeconds(gauges_.last_capture_duration());
+  families.push_back(
+      {"kq_metrics_capture_step_seconds",
+       "The longest one step of the last queue-gauge capture held the engine "
+       "thread (scrapes never do).",
+       prometheus::MetricType::Gauge,
+       {capture}});
   return SerializeText(families);
 }
 

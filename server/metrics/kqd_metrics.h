@@ -23,6 +23,8 @@ namespace kq::metrics {
 struct KqdMetricsOptions {
   // How often the queue gauges are captured while the state changes.
   absl::Duration gauge_interval = absl::Milliseconds(500);
+  // The longest one step of a capture holds the engine thread.
+  absl::Duration gauge_step = absl::Milliseconds(1);
 };
 
 class KqdMetrics {

@@ -26,8 +26,10 @@ using Labels = std::vector<ClientMetric::Label>;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+}  // namespace
+
 // The families of one capture, in the order they are first named.
-class Families {
+class GaugeFamilies {
  public:
   MetricFamily& Family(const std::string& name, const std::string& help) {
     auto [it, inserted] = index_.try_emplace(name, families_.size());
@@ -51,6 +53,8 @@ class Families {
   std::map<std::string, size_t> index_;
 };
 
+namespace {
+
 // A resource amount in Kueue's metric unit: the quantity as a float, so
 // cores for cpu and bytes for memory (Kueue's resource.QuantityToFloat).
 double AsFloat(const Quantity& q) {
@@ -61,23 +65,13 @@ double AmountAsFloat(const std::string& resource, int64_t amount) {
   return AsFloat(QuantityFromAmount(resource, amount));
 }
 
-// One LocalQueue's workloads.
-struct LocalQueueTally {
-  int active = 0;
-  int inadmissible = 0;
-  int reserving = 0;
-  int admitted = 0;
-  cache::FlavorResourceQuantities reserved;
-  cache::FlavorResourceQuantities used;
-};
-
 void AddUsage(cache::FlavorResourceQuantities& into,
               const cache::FlavorResourceQuantities& usage) {
   for (const auto& [fr, v] : usage) into[fr] = SaturatingAdd(into[fr], v);
 }
 
 void CaptureClusterQueue(const admission::AdmissionState& state,
-                         const ClusterQueue& cq, Families& out) {
+                         const ClusterQueue& cq, GaugeFamilies& out) {
   const std::string& name = cq.meta.name;
   const admission::ObjectView view = state.ViewOf(ConfigObject(cq));
   const admission::QueueStatus& status = *view.status;
@@ -168,7 +162,7 @@ void CaptureClusterQueue(const admission::AdmissionState& state,
 
 void CaptureLocalQueue(const admission::AdmissionState& state,
                        const LocalQueue& lq, const LocalQueueTally& tally,
-                       Families& out) {
+                       GaugeFamilies& out) {
   const Labels who{{"name", lq.meta.name},
                    {"namespace", lq.meta.namespace_name.str()}};
   auto with = [&who](Labels more) {
@@ -228,64 +222,118 @@ void CaptureLocalQueue(const admission::AdmissionState& state,
 
 }  // namespace
 
-std::vector<prometheus::MetricFamily> CaptureQueueGauges(
-    const admission::AdmissionState& state) {
-  Families out;
-  // The LocalQueue tallies in one walk of the workloads, keyed by the
-  // interned namespace and queue names (stable while the state is).
-  absl::flat_hash_map<std::pair<const std::string*, const std::string*>,
-                      LocalQueueTally>
-      tallies;
-  const queue::Manager& queues = state.queues();
-  for (const Workload& wl : state.workloads()) {
-    LocalQueueTally& tally =
-        tallies[{&wl.meta.namespace_name.str(), &wl.queue_name.str()}];
-    if (!HoldsQuota(wl)) {
-      const NamespacedName key = KeyOf(wl);
-      if (!queues.Contains(key)) continue;
-      ++(queues.IsInadmissible(key) ? tally.inadmissible : tally.active);
-      continue;
+GaugeCapture::GaugeCapture() : out_(std::make_unique<GaugeFamilies>()) {}
+GaugeCapture::~GaugeCapture() = default;
+
+bool GaugeCapture::Step(const admission::AdmissionState& state,
+                        absl::Duration budget) {
+  const absl::Time deadline = absl::Now() + budget;
+  int since_check = 0;
+  // The clock is read once every 256 workloads: a read costs about what a
+  // workload does.
+  auto out_of_time = [&](int every) {
+    if (++since_check < every) return false;
+    since_check = 0;
+    return absl::Now() > deadline;
+  };
+  if (phase_ == Phase::kWorkloads) {
+    const queue::Manager& queues = state.queues();
+    const auto& workloads = state.workloads();
+    auto it =
+        started_ ? workloads.lower_bound(next_workload_) : workloads.begin();
+    started_ = true;
+    // The tallies of this step's LocalQueues by their interned names
+    // (stable within the step), to look each name up by value once.
+    absl::flat_hash_map<std::pair<const std::string*, const std::string*>,
+                        LocalQueueTally*>
+        by_pointer;
+    for (bool first = true; it != workloads.end(); ++it, first = false) {
+      const Workload& wl = *it;
+      if (!first && out_of_time(256)) {
+        next_workload_ = KeyOf(wl);
+        return false;
+      }
+      LocalQueueTally*& tally =
+          by_pointer[{&wl.meta.namespace_name.str(), &wl.queue_name.str()}];
+      if (tally == nullptr) {
+        tally = &tallies_[{wl.meta.namespace_name.str(), wl.queue_name.str()}];
+      }
+      if (!HoldsQuota(wl)) {
+        switch (queues.WhereQueued(KeyOf(wl))) {
+          case queue::Manager::Queued::kNo:
+            break;
+          case queue::Manager::Queued::kActive:
+            ++tally->active;
+            break;
+          case queue::Manager::Queued::kInadmissible:
+            ++tally->inadmissible;
+            break;
+        }
+        continue;
+      }
+      ++tally->reserving;
+      const cache::FlavorResourceQuantities usage = cache::UsageOf(wl);
+      AddUsage(tally->reserved, usage);
+      if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
+        ++tally->admitted;
+        AddUsage(tally->used, usage);
+      }
     }
-    ++tally.reserving;
-    const cache::FlavorResourceQuantities usage = cache::UsageOf(wl);
-    AddUsage(tally.reserved, usage);
-    if (IsConditionTrue(wl.conditions, kConditionAdmitted)) {
-      ++tally.admitted;
-      AddUsage(tally.used, usage);
+    phase_ = Phase::kObjects;
+    started_ = false;
+  }
+  if (phase_ == Phase::kObjects) {
+    const auto& objects = state.objects();
+    auto it = started_ ? objects.lower_bound(next_object_) : objects.begin();
+    started_ = true;
+    const LocalQueueTally none;
+    // Each step takes at least one object, so that a capture always ends.
+    for (bool first = true; it != objects.end(); ++it, first = false) {
+      if (!first && out_of_time(1)) {
+        next_object_ = it->first;
+        return false;
+      }
+      const ConfigObject& object = it->second;
+      if (const auto* cq = std::get_if<ClusterQueue>(&object)) {
+        CaptureClusterQueue(state, *cq, *out_);
+      } else if (const auto* lq = std::get_if<LocalQueue>(&object)) {
+        auto found =
+            tallies_.find({lq->meta.namespace_name.str(), lq->meta.name});
+        CaptureLocalQueue(
+            state, *lq, found == tallies_.end() ? none : found->second, *out_);
+      } else if (const auto* cohort = std::get_if<Cohort>(&object)) {
+        if (!state.configuration().fair_sharing.has_value()) continue;
+        const cache::CohortSnapshot* node =
+            state.cache().FindCohort(cohort->meta.name);
+        if (node == nullptr) continue;
+        out_->Set("kueue_cohort_weighted_share",
+                  "The cohort's share of what it borrows from its parent, "
+                  "divided by its fair-sharing weight (0 when not borrowing).",
+                  {{"cohort", cohort->meta.name}},
+                  cache::DominantResourceShare(*node).PreciseWeightedShare());
+      }
     }
+    phase_ = Phase::kDone;
   }
-  // One lookup by value per LocalQueue with workloads.
-  std::map<std::pair<std::string, std::string>, const LocalQueueTally*> by_name;
-  for (const auto& [names, tally] : tallies) {
-    by_name.emplace(std::make_pair(*names.first, *names.second), &tally);
-  }
-  const LocalQueueTally none;
-  for (const auto& [key, object] : state.objects()) {
-    if (const auto* cq = std::get_if<ClusterQueue>(&object)) {
-      CaptureClusterQueue(state, *cq, out);
-    } else if (const auto* lq = std::get_if<LocalQueue>(&object)) {
-      auto found = by_name.find({lq->meta.namespace_name.str(), lq->meta.name});
-      const LocalQueueTally* tally =
-          found == by_name.end() ? &none : found->second;
-      CaptureLocalQueue(state, *lq, *tally, out);
-    } else if (const auto* cohort = std::get_if<Cohort>(&object)) {
-      if (!state.configuration().fair_sharing.has_value()) continue;
-      const cache::CohortSnapshot* node =
-          state.cache().FindCohort(cohort->meta.name);
-      if (node == nullptr) continue;
-      out.Set("kueue_cohort_weighted_share",
-              "The cohort's share of what it borrows from its parent, "
-              "divided by its fair-sharing weight (0 when not borrowing).",
-              {{"cohort", cohort->meta.name}},
-              cache::DominantResourceShare(*node).PreciseWeightedShare());
-    }
-  }
-  return out.Take();
+  return true;
 }
 
-QueueGauges::QueueGauges(engine::Engine& engine, absl::Duration interval)
+std::vector<prometheus::MetricFamily> GaugeCapture::Take() {
+  return out_->Take();
+}
+
+std::vector<prometheus::MetricFamily> CaptureQueueGauges(
+    const admission::AdmissionState& state) {
+  GaugeCapture capture;
+  capture.Step(state, absl::InfiniteDuration());
+  return capture.Take();
+}
+
+QueueGauges::QueueGauges(engine::Engine& engine, absl::Duration interval,
+                         absl::Duration step)
     : engine_(engine),
       interval_(interval),
+      step_(step),
       captured_(
           std::make_shared<const std::vector<prometheus::MetricFamily>>()) {}
 
@@ -309,32 +357,52 @@ void QueueGauges::Stop() {
 
 void QueueGauges::Loop() {
   while (true) {
-    if (dirty_.exchange(false, std::memory_order_relaxed)) {
-      auto done = std::make_shared<absl::Notification>();
-      engine_.ReadState(
-          [this, done](const admission::AdmissionState* state, int64_t) {
-            if (state != nullptr) {
-              const absl::Time start = absl::Now();
-              auto captured =
-                  std::make_shared<const std::vector<prometheus::MetricFamily>>(
-                      CaptureQueueGauges(*state));
-              const absl::Duration took = absl::Now() - start;
-              absl::MutexLock lock(&mu_);
-              captured_ = std::move(captured);
-              capture_duration_ = took;
-            } else {
-              // Stopping, or the state is not the stored one: try again.
-              dirty_.store(true, std::memory_order_relaxed);
-            }
-            done->Notify();
-          });
-      // The engine answers even when stopping; wait so that a capture never
-      // outlives this object.
-      done->WaitForNotification();
-    }
+    if (dirty_.exchange(false, std::memory_order_relaxed)) Capture();
     absl::MutexLock lock(&mu_);
     if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval_)) return;
   }
+}
+
+void QueueGauges::Capture() {
+  GaugeCapture capture;
+  absl::Duration longest;
+  while (true) {
+    struct Answer {
+      absl::Notification done;
+      bool complete = false;
+      bool refused = false;
+      absl::Duration took;
+    };
+    auto answer = std::make_shared<Answer>();
+    engine_.ReadState([this, &capture, answer](
+                          const admission::AdmissionState* state, int64_t) {
+      if (state == nullptr) {
+        answer->refused = true;
+      } else {
+        const absl::Time start = absl::Now();
+        answer->complete = capture.Step(*state, step_);
+        answer->took = absl::Now() - start;
+      }
+      answer->done.Notify();
+    });
+    // The engine answers even when stopping; waiting also keeps `capture`
+    // alive for the step.
+    answer->done.WaitForNotification();
+    if (answer->refused) {
+      // Stopping, or the state is not the stored one: try again later.
+      dirty_.store(true, std::memory_order_relaxed);
+      return;
+    }
+    longest = std::max(longest, answer->took);
+    if (answer->complete) break;
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+  }
+  auto captured = std::make_shared<const std::vector<prometheus::MetricFamily>>(
+      capture.Take());
+  absl::MutexLock lock(&mu_);
+  captured_ = std::move(captured);
+  capture_duration_ = longest;
 }
 
 std::vector<prometheus::MetricFamily> QueueGauges::Collect() const {

@@ -8,8 +8,11 @@
 // the store, and a deleted queue's series are simply not captured again.
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -18,22 +21,64 @@
 
 #include "prometheus/metric_family.h"
 #include "server/admission/state.h"
+#include "server/cache/cache.h"
+#include "server/core/names.h"
+#include "server/core/objects.h"
 #include "server/engine/batch_observer.h"
 #include "server/engine/engine.h"
 
 namespace kq::metrics {
 
-// The gauges of `state` (pure: no clock, no I/O). O(workloads) for the
-// LocalQueue tallies, O(queues x flavors x resources) for the rest.
+class GaugeFamilies;
+
+// One LocalQueue's workloads.
+struct LocalQueueTally {
+  int active = 0;
+  int inadmissible = 0;
+  int reserving = 0;
+  int admitted = 0;
+  cache::FlavorResourceQuantities reserved;
+  cache::FlavorResourceQuantities used;
+};
+
+// One capture of the gauges, taken in steps on the engine thread so that a
+// large state (O(workloads) for the LocalQueue tallies, O(queues x flavors
+// x resources) for the rest) never holds the engine for long: between
+// steps the engine serves other commands. A workload created or deleted
+// between two steps may be missed or counted once more in that capture;
+// the next capture counts it right.
+class GaugeCapture {
+ public:
+  GaugeCapture();
+  ~GaugeCapture();
+  // Captures from where the last step stopped for about `budget`; true once
+  // the capture is complete.
+  bool Step(const admission::AdmissionState& state, absl::Duration budget);
+  // The captured families; once, after Step returned true.
+  std::vector<prometheus::MetricFamily> Take();
+
+ private:
+  enum class Phase { kWorkloads, kObjects, kDone };
+  Phase phase_ = Phase::kWorkloads;
+  bool started_ = false;
+  NamespacedName next_workload_;
+  ObjectKey next_object_;
+  std::map<std::pair<std::string, std::string>, LocalQueueTally> tallies_;
+  std::unique_ptr<GaugeFamilies> out_;
+};
+
+// The gauges of `state` in one step.
 std::vector<prometheus::MetricFamily> CaptureQueueGauges(
     const admission::AdmissionState& state);
 
 class QueueGauges : public engine::BatchObserver {
  public:
-  // Captures at most once per `interval` while batches change the state.
-  // Add it as an observer of `engine` before the engine starts, then call
-  // Start() once it has.
-  QueueGauges(engine::Engine& engine, absl::Duration interval);
+  // Captures at most once per `interval` while batches change the state,
+  // holding the engine thread for about `step` at a time. Add it as an
+  // observer of `engine` before the engine starts, then call Start() once
+  // it has.
+  QueueGauges(engine::Engine& engine, absl::Duration interval,
+              absl::Duration step);
   ~QueueGauges() override;
 
   // Engine thread: notes that the state may have changed.
@@ -42,15 +87,17 @@ class QueueGauges : public engine::BatchObserver {
   void Start();
   void Stop();
 
-  // The last capture, and how long it held the engine thread.
+  // The last capture, and the longest it held the engine thread at once.
   std::vector<prometheus::MetricFamily> Collect() const;
   absl::Duration last_capture_duration() const;
 
  private:
   void Loop();
+  void Capture();
 
   engine::Engine& engine_;
   const absl::Duration interval_;
+  const absl::Duration step_;
   std::atomic<bool> dirty_{true};
 
   mutable absl::Mutex mu_;

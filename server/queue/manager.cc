@@ -447,6 +447,12 @@ bool Manager::IsInadmissible(const NamespacedName& workload) const {
   return entry != nullptr && IsParked(*entry);
 }
 
+Manager::Queued Manager::WhereQueued(const NamespacedName& workload) const {
+  const Entry* entry = Held(workload);
+  if (entry == nullptr) return Queued::kNo;
+  return IsParked(*entry) ? Queued::kInadmissible : Queued::kActive;
+}
+
 bool Manager::HasActive() const {
   for (const auto& [name, pending] : queues_) {
     if (static_cast<int32_t>(pending.active.size()) > BulkMovedCount(pending)) {

@@ -163,6 +163,10 @@ class Manager {
   }
   // Whether a workload is parked as inadmissible.
   bool IsInadmissible(const NamespacedName& workload) const;
+  // Contains and IsInadmissible in one lookup (the metrics' walk of every
+  // pending workload).
+  enum class Queued { kNo, kActive, kInadmissible };
+  Queued WhereQueued(const NamespacedName& workload) const;
   bool HasActive() const;
   // Moves whenever a workload may have been parked since (a pop or a park):
   // while it stands still, a second QueueInadmissible of the same queues

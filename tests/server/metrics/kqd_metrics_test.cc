@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -203,6 +204,36 @@ TEST_F(KqdMetricsTest, ADeletedQueuesSeriesVanish) {
   // What is not a queue's stays.
   EXPECT_THAT(text, HasSubstr("kueue_build_info{"));
   EXPECT_THAT(text, HasSubstr("process_cpu_seconds_total"));
+}
+
+TEST_F(KqdMetricsTest, ACaptureInManyStepsEqualsOneInOne) {
+  for (int i = 0; i < 600; ++i) {
+    ASSERT_OK(engine_->Submit(Job(absl::StrCat("w", i), "1")).status());
+  }
+  std::vector<prometheus::MetricFamily> whole, stepped;
+  int steps = 0;
+  absl::Notification done;
+  engine_->ReadState([&](const admission::AdmissionState* state, int64_t) {
+    if (state == nullptr) {
+      ADD_FAILURE() << "no state";
+      done.Notify();
+      return;
+    }
+    whole = CaptureQueueGauges(*state);
+    GaugeCapture capture;
+    // A budget that is always spent: 256 workloads or one object a step.
+    while (!capture.Step(*state, -absl::Seconds(1))) ++steps;
+    stepped = capture.Take();
+    done.Notify();
+  });
+  done.WaitForNotification();
+  // Three steps of workloads, then one a step for the objects.
+  EXPECT_GE(steps, 5);
+  EXPECT_EQ(SerializeText(stepped), SerializeText(whole));
+  EXPECT_THAT(
+      SerializeText(whole),
+      HasSubstr("kueue_local_queue_admitted_active_workloads{name=\"ml-"
+                "jobs\",namespace=\"team-ml\",replica_role=\"standalone\"} 8"));
 }
 
 TEST(MetricsTest, LabelValuesAreEscaped) {
