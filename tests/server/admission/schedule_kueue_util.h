@@ -139,7 +139,7 @@ inline std::vector<Condition> PreemptedBy(const std::string& reason,
 
 // Kueue's "Workload no longer fits after processing another workload".
 inline Condition NoLongerFits() {
-  return Pending(scheduler::kReasonWaitingForQuota,
+  return Pending(kReasonWaitingForQuota,
                  "Workload no longer fits after processing another workload");
 }
 
