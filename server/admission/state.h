@@ -26,6 +26,7 @@
 #include "server/cache/cache.h"
 #include "server/core/config.h"
 #include "server/core/objects.h"
+#include "server/core/unadmitted.h"
 #include "server/preemption/classical.h"
 #include "server/preemption/holders.h"
 #include "server/queue/manager.h"
@@ -307,6 +308,21 @@ class AdmissionState {
   WorkloadView ViewOf(Workload workload, bool with_position = true) const;
   // The ClusterQueue a workload is admitted to or would be queued in.
   std::string ClusterQueueForWorkload(const Workload& workload) const;
+
+  // Kueue's kueue_unadmitted_workloads{cluster_queue, reason,
+  // underlying_cause} gauge (pkg/cache/queue/unadmitted_workloads.go): per
+  // ClusterQueue, how many workloads it counts under each UnadmittedReason
+  // (core/unadmitted.h, UnadmittedReasonOf). The cluster_queue label is the
+  // ClusterQueue the workload's LocalQueue points to, whether that
+  // ClusterQueue exists or not; workloads whose LocalQueue does not exist
+  // are left out (Kueue reports no series for an empty cluster_queue).
+  // Walks every unfinished workload: O(n) in workloads(). The one-queue form
+  // walks them all too; a scrape of every ClusterQueue should call the
+  // other once.
+  std::map<UnadmittedReason, int64_t> UnadmittedWorkloadCounts(
+      const std::string& cluster_queue) const;
+  std::map<std::string, std::map<UnadmittedReason, int64_t>>
+  UnadmittedWorkloadCounts() const;
 
   // The pending queues, for tests that check which workloads are left in
   // a ClusterQueue's heap and which are parked as inadmissible.
