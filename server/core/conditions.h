@@ -26,14 +26,15 @@ inline constexpr char kConditionRequeued[] = "Requeued";
 // ClusterQueue, LocalQueue and AdmissionCheck condition type.
 inline constexpr char kConditionActive[] = "Active";
 
-// QuotaReserved reasons: KEP-10852's tiered reasons as Kueue names them at
-// HEAD (apis/kueue/v1beta2/workload_types.go, the
-// WorkloadQuotaReservedReason* constants). Lower tiers win (see the flavor
+// QuotaReserved reasons. kq follows Kueue with its default gates at HEAD
+// (UnadmittedWorkloadsObservability on since it went Beta,
+// UnadmittedWorkloadsExplicitStatus off): QuotaReserved=False carries one
+// of KEP-10852's tiered reasons (apis/kueue/v1beta2/workload_types.go, the
+// WorkloadQuotaReservedReason* constants), never the deprecated "Pending",
+// "Inadmissible" or "Waiting". Lower tiers win (see
+// admission::AdmissionState's SyncUnreservedConditions and the flavor
 // assigner's reason severity).
 inline constexpr char kReasonQuotaReserved[] = "QuotaReserved";
-// Kueue's deprecated WorkloadPending, which kq still writes where the
-// scheduler leaves the reason empty.
-inline constexpr char kReasonPending[] = "Pending";
 // Blocking tier, independent of flavors, in Kueue's precedence order.
 // WorkloadDeactivated (also an Evicted reason): spec.active is false.
 inline constexpr char kReasonDeactivated[] = "Deactivated";
