@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "server/cache/cache.h"
+#include "server/core/conditions.h"
 #include "server/preemption/oracle.h"
 #include "server/queue/manager.h"
 #include "server/scheduler/flavor_assigner.h"
@@ -135,7 +136,7 @@ void ExplainAssignment(AdmissionState& state, const Workload& wl,
                              at.reasons,
                              {}};
       if (at.mode != scheduler::AssignmentMode::kFit &&
-          at.no_fit_reason != scheduler::kReasonNoMatchingFlavor) {
+          at.no_fit_reason != kReasonNoMatchingFlavor) {
         view.shortages = ShortagesOf(cq, ps, at.flavor, assumed);
       }
       out.attempts.push_back(std::move(view));

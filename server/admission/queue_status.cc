@@ -2,10 +2,14 @@
 // compute it, and a workload's view with its placements and position.
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "server/admission/state.h"
 #include "server/cache/fair_sharing.h"
+#include "server/core/unadmitted.h"
 
 namespace kq::admission {
 
@@ -173,6 +177,35 @@ QueueStatus AdmissionState::LocalQueueStatusOf(const LocalQueue& lq) const {
         UsageByFlavor(cq->spec.resource_groups, admitted, nullptr, false);
   }
   return status;
+}
+
+std::map<UnadmittedReason, int64_t> AdmissionState::UnadmittedWorkloadCounts(
+    const std::string& cluster_queue) const {
+  std::map<UnadmittedReason, int64_t> counts;
+  for (const Workload& wl : workloads_) {
+    auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
+    if (lq == local_queues_.end() ||
+        lq->second.cluster_queue != cluster_queue) {
+      continue;
+    }
+    if (std::optional<UnadmittedReason> why = UnadmittedReasonOf(wl)) {
+      ++counts[*std::move(why)];
+    }
+  }
+  return counts;
+}
+
+std::map<std::string, std::map<UnadmittedReason, int64_t>>
+AdmissionState::UnadmittedWorkloadCounts() const {
+  std::map<std::string, std::map<UnadmittedReason, int64_t>> counts;
+  for (const Workload& wl : workloads_) {
+    auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
+    if (lq == local_queues_.end()) continue;
+    if (std::optional<UnadmittedReason> why = UnadmittedReasonOf(wl)) {
+      ++counts[lq->second.cluster_queue][*std::move(why)];
+    }
+  }
+  return counts;
 }
 
 }  // namespace kq::admission

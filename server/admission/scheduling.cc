@@ -104,24 +104,14 @@ std::string AdmissionState::ClusterQueueForWorkload(const Workload& wl) const {
 void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
   NamespacedName key = KeyOf(wl);
   queues_.Remove(key);
-  if (!wl.active) return;
-  // Kueue's getQueueBlocker, in its order.
-  std::string reason, message;
+  // Kueue's queue manager (AddOrUpdateWorkload): an active workload whose
+  // LocalQueue and ClusterQueue exist joins the ClusterQueue's heap, even
+  // while the queue is stopped or inactive (it waits there).
   auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
-  if (lq == local_queues_.end()) {
-    reason = kReasonMisconfigured;
-    message =
-        absl::StrCat("LocalQueue ", wl.queue_name.str(), " doesn't exist");
-  } else if (lq->second.stop_policy != StopPolicy::kNone) {
-    reason = kReasonSuspended;
-    message = absl::StrCat("LocalQueue ", wl.queue_name.str(), " is stopped");
-  } else {
+  if (wl.active && lq != local_queues_.end() &&
+      lq->second.stop_policy == StopPolicy::kNone) {
     const std::string& cq_name = lq->second.cluster_queue;
-    const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(cq_name);
-    if (cq == nullptr) {
-      reason = kReasonMisconfigured;
-      message = absl::StrCat("ClusterQueue ", cq_name, " doesn't exist");
-    } else {
+    if (cache_.FindClusterQueue(cq_name) != nullptr) {
       // A workload evicted with Requeued=False waits (Kueue keeps it
       // inadmissible until the condition turns True).
       const Condition* requeued =
@@ -129,16 +119,10 @@ void AdmissionState::EnqueueOrBlock(Workload& wl, absl::Time now) {
       if (requeued == nullptr || requeued->status != kConditionFalse) {
         queues_.Push(cq_name, queue::KeyFor(wl));
       }
-      if (cq->spec.stop_policy != StopPolicy::kNone) {
-        reason = kReasonSuspended;
-        message = absl::StrCat("ClusterQueue ", cq_name, " is stopped");
-      } else if (!cq->active) {
-        reason = kReasonSuspended;
-        message = absl::StrCat("ClusterQueue ", cq_name, " is inactive");
-      }
     }
   }
-  if (!reason.empty()) SetPendingCondition(wl, reason, message, now);
+  // Kueue's workload controller then reconciles the workload's conditions.
+  SyncUnreservedConditions(wl, now);
 }
 
 int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
@@ -210,13 +194,21 @@ int AdmissionState::RunPasses(absl::Time now, const PassLimits& limits) {
       } else if (!last_assignments_.empty()) {
         last_assignments_.erase(key);
       }
-      // Kueue leaves the granular reason empty in a few corners (a pod set
-      // whose other resources got flavors); its non-granular fallback is
-      // "Pending", which kq uses rather than write a condition without a
-      // reason.
-      const std::string& reason_text =
-          entry.reason.empty() ? std::string(kReasonPending) : entry.reason;
-      SetPendingCondition(wl, reason_text, entry.message, now);
+      // Kueue's requeueAndUpdate: UnsetQuotaReservationWithCondition with
+      // the entry's reason (QuotaReserved=False, Admitted=False
+      // NoReservation). The workload controller reconciles the workload
+      // after that write: it keeps the scheduler's reasons and re-derives
+      // the others (Suspended, Misconfigured) from the queues.
+      // Where Kueue leaves the reason empty (a pod set whose other resources
+      // got flavors fails on one the ClusterQueue does not cover), the API
+      // server refuses the condition (its reason must not be empty), so the
+      // write fails and the workload keeps the conditions it had.
+      if (!entry.reason.empty()) {
+        SetPendingCondition(wl, entry.reason, entry.message, now);
+        if (!IsSchedulerSetReason(entry.reason)) {
+          SyncUnreservedConditions(wl, now);
+        }
+      }
       queue::Manager::RequeueReason reason =
           queue::Manager::RequeueReason::kGeneric;
       if (entry.namespace_mismatch) {

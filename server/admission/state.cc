@@ -184,16 +184,35 @@ void AdmissionState::SetPendingCondition(Workload& wl,
                                          absl::Time now) {
   const Condition* current =
       FindCondition(wl.conditions, kConditionQuotaReserved);
+  const Condition* admitted = FindCondition(wl.conditions, kConditionAdmitted);
+  // Kueue's SyncAdmittedCondition after the write: with the
+  // UnadmittedWorkloadsObservability gate, Admitted=False NoReservation
+  // whenever QuotaReserved is there.
+  const bool admitted_current = admitted != nullptr &&
+                                admitted->status == kConditionFalse &&
+                                admitted->reason == kReasonNoReservation &&
+                                admitted->message == kMessageNoReservation;
   if (current != nullptr && current->status == kConditionFalse &&
-      current->reason == reason && current->message == message) {
+      current->reason == reason && current->message == message &&
+      admitted_current) {
     return;
   }
   const NamespacedName key = KeyOf(wl);
-  change_log_.MarkPendingCondition(key, current);
-  marked_since_index_.push_back(key);
+  if (admitted_current) {
+    // Only QuotaReserved changes: the change log may find it changed back.
+    change_log_.MarkPendingCondition(key, current);
+    marked_since_index_.push_back(key);
+  } else {
+    MarkWorkload(key, Change::kModified);
+  }
   SetCondition(&wl.conditions,
                Condition{kConditionQuotaReserved, kConditionFalse, reason,
                          message, now});
+  if (!admitted_current) {
+    SetCondition(&wl.conditions,
+                 Condition{kConditionAdmitted, kConditionFalse,
+                           kReasonNoReservation, kMessageNoReservation, now});
+  }
 }
 
 void AdmissionState::MarkWorkload(const NamespacedName& key, Change change) {

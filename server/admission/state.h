@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,6 +27,7 @@
 #include "server/cache/cache.h"
 #include "server/core/config.h"
 #include "server/core/objects.h"
+#include "server/core/unadmitted.h"
 #include "server/preemption/classical.h"
 #include "server/preemption/holders.h"
 #include "server/queue/manager.h"
@@ -274,9 +276,10 @@ class AdmissionState {
                                    const std::string& actor, bool deactivate,
                                    absl::Time now);
   // Kueue's spec.active. false: leaves its queue; Evicted=True reason
-  // Deactivated, quota released once stopped (Requeued=False,
-  // Deactivated). true: Requeued=True (Reactivated) and queued again.
-  // NotFound when unknown.
+  // Deactivated, quota released once stopped (Requeued=False, Deactivated;
+  // then QuotaReserved=False, Deactivated). true: Requeued=True
+  // (Reactivated) and queued again (QuotaReserved=False, PendingEvaluation,
+  // until the scheduler looks). NotFound when unknown.
   absl::StatusOr<Workload> SetActive(const NamespacedName& key, bool active,
                                      absl::Time now);
 
@@ -314,6 +317,21 @@ class AdmissionState {
   // A LocalQueue's Active condition, as Kueue's LocalQueue reconciler
   // writes it.
   Condition LocalQueueActiveCondition(const LocalQueue& lq) const;
+
+  // Kueue's kueue_unadmitted_workloads{cluster_queue, reason,
+  // underlying_cause} gauge (pkg/cache/queue/unadmitted_workloads.go): per
+  // ClusterQueue, how many workloads it counts under each UnadmittedReason
+  // (core/unadmitted.h, UnadmittedReasonOf). The cluster_queue label is the
+  // ClusterQueue the workload's LocalQueue points to, whether that
+  // ClusterQueue exists or not; workloads whose LocalQueue does not exist
+  // are left out (Kueue reports no series for an empty cluster_queue).
+  // Walks every unfinished workload: O(n) in workloads(). The one-queue form
+  // walks them all too; a scrape of every ClusterQueue should call the
+  // other once.
+  std::map<UnadmittedReason, int64_t> UnadmittedWorkloadCounts(
+      const std::string& cluster_queue) const;
+  std::map<std::string, std::map<UnadmittedReason, int64_t>>
+  UnadmittedWorkloadCounts() const;
 
   // The pending queues, for tests that check which workloads are left in
   // a ClusterQueue's heap and which are parked as inadmissible.
@@ -398,10 +416,33 @@ class AdmissionState {
                              const std::string& message, absl::Time now);
   void QueueInadmissibleInTree(const std::string& cluster_queue);
   void ResolvePriority(Workload& workload) const;
-  // Sets the pending (QuotaReserved=False) condition unless it says this
-  // already.
+  // Kueue's UnsetQuotaReservationWithCondition for a workload holding no
+  // quota: QuotaReserved=False with `reason` and `message`, and (its
+  // SyncAdmittedCondition, UnadmittedWorkloadsObservability on)
+  // Admitted=False NoReservation; nothing when both say so already.
   void SetPendingCondition(Workload& wl, const std::string& reason,
                            const std::string& message, absl::Time now);
+  // Kueue's getQueueBlocker followed by ValidateAdmissibility's namespace
+  // check: why `wl` cannot be queued for scheduling, as the QuotaReserved
+  // reason and message ("LocalQueue lq doesn't exist", "LocalQueue lq is
+  // inactive" for a stopped one, "ClusterQueue cq doesn't exist",
+  // "ClusterQueue cq is inactive" for a stopped or inactive one,
+  // "workload namespace doesn't match ClusterQueue selector"); nullopt when
+  // nothing blocks it.
+  std::optional<std::pair<std::string, std::string>> QueueBlocker(
+      const Workload& wl) const;
+  // Kueue's workload controller for a workload neither admitted nor holding
+  // quota (syncQuotaReservedFalseCondition with the tiered reasons, then
+  // SyncAdmittedCondition), with Kueue's default gates: Deactivated while
+  // spec.active is false, else the QueueBlocker, else the scheduler's reason
+  // kept (IsSchedulerSetReason), else PendingEvaluation ("Workload is
+  // pending evaluation in the scheduling queue") once a condition exists; a
+  // workload without conditions gets none (UnadmittedWorkloadsExplicitStatus
+  // is off). Admitted=False NoReservation follows. Called wherever kq
+  // reconciles a workload that waits: EnqueueOrBlock, a released eviction
+  // that is not requeued, deactivation, and after the scheduler wrote a
+  // reason the controller re-derives.
+  void SyncUnreservedConditions(Workload& wl, absl::Time now);
   // Records a change of `key` in the change log, and for the index of timed
   // workloads.
   void MarkWorkload(const NamespacedName& key, Change change);

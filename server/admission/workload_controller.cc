@@ -1,11 +1,17 @@
 // Kueue's workload controller and pkg/workload/evict: eviction and its
 // completion, stop policies, deactivation, operator preemption and finish.
 
+#include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
+#include "server/admission/internal.h"
 #include "server/admission/state.h"
+#include "server/core/conditions.h"
+#include "server/scheduler/scheduler.h"
 
 namespace kq::admission {
 
@@ -14,7 +20,9 @@ namespace kq::admission {
 // admitted is removed; under HoldAndDrain an admitted workload is evicted
 // (ClusterQueueStopped / LocalQueueStopped) with Requeued=False; when the
 // queue runs again, workloads it stopped get Requeued=True
-// (ClusterQueueRestarted / LocalQueueRestarted).
+// (ClusterQueueRestarted / LocalQueueRestarted). A reservation not yet
+// admitted is also removed when its LocalQueue or ClusterQueue is gone
+// (Misconfigured, "... is terminating or missing").
 void AdmissionState::ApplyStopPolicies(absl::Time now) {
   bool any_stopped = false;
   for (const auto& [name, lq] : local_queues_) {
@@ -26,11 +34,20 @@ void AdmissionState::ApplyStopPolicies(absl::Time now) {
   // Nothing below adds or removes workloads.
   for (const Workload& held : workloads_) {
     Workload& wl = Mutable(held);
-    // Only a workload stopped before, or one holding quota while some
-    // queue is stopped, has anything to change.
+    // Only a workload stopped before, one holding quota while some queue is
+    // stopped, or a reservation not admitted yet (few: they wait for their
+    // admission checks), whose queues may be gone, has anything to change.
     const Condition* stopped = FindCondition(wl.conditions, kConditionRequeued);
+    // (Kueue's reconcile syncs Admitted first: a reservation whose checks
+    // are all Ready is admitted, and stays so.)
+    const bool reserved_only =
+        HoldsQuota(wl) && !IsConditionTrue(wl.conditions, kConditionAdmitted) &&
+        std::any_of(wl.admission_checks.begin(), wl.admission_checks.end(),
+                    [](const AdmissionCheckState& check) {
+                      return check.state != kCheckStateReady;
+                    });
     if (!(stopped != nullptr && stopped->status == kConditionFalse) &&
-        !(any_stopped && HoldsQuota(wl))) {
+        !(any_stopped && HoldsQuota(wl)) && !reserved_only) {
       continue;
     }
     const NamespacedName key = KeyOf(wl);
@@ -77,14 +94,28 @@ void AdmissionState::ApplyStopPolicies(absl::Time now) {
               now);
         StopOrRelease(wl, now);
       }
-    } else if (lq_policy != StopPolicy::kNone ||
-               cq_policy != StopPolicy::kNone) {
-      std::string message =
-          lq_policy != StopPolicy::kNone
-              ? absl::StrCat("LocalQueue ", wl.queue_name.str(), " is stopped")
-              : absl::StrCat("ClusterQueue ", cq_name, " is stopped");
+    } else if (reserved_only && lq == local_queues_.end()) {
       ReleaseQuota(wl);
-      UnsetQuotaReservation(wl, kReasonSuspended, message, now);
+      UnsetQuotaReservation(wl, kReasonMisconfigured,
+                            absl::StrCat("LocalQueue ", wl.queue_name.str(),
+                                         " is terminating or missing"),
+                            now);
+    } else if (lq_policy != StopPolicy::kNone) {
+      ReleaseQuota(wl);
+      UnsetQuotaReservation(
+          wl, kReasonSuspended,
+          absl::StrCat("LocalQueue ", wl.queue_name.str(), " is stopped"), now);
+    } else if (reserved_only && cq == cluster_queues_.end()) {
+      ReleaseQuota(wl);
+      UnsetQuotaReservation(
+          wl, kReasonMisconfigured,
+          absl::StrCat("ClusterQueue ", cq_name, " is terminating or missing"),
+          now);
+    } else if (cq_policy != StopPolicy::kNone) {
+      ReleaseQuota(wl);
+      UnsetQuotaReservation(
+          wl, kReasonSuspended,
+          absl::StrCat("ClusterQueue ", cq_name, " is stopped"), now);
     }
   }
 }
@@ -138,6 +169,10 @@ void AdmissionState::ReleaseEvicted(Workload& wl, absl::Time now) {
   // Requeued=True (preemption): back to its queue as a pending workload.
   if (wl.active && IsConditionTrue(wl.conditions, kConditionRequeued)) {
     EnqueueOrBlock(wl, now);
+  } else {
+    // The workload controller reconciles it where it waits: Deactivated,
+    // Suspended for a stopped queue, or the eviction's PendingEvaluation.
+    SyncUnreservedConditions(wl, now);
   }
   // A preemptor waiting for this quota tries again.
   needs_scheduling_ = true;
@@ -180,14 +215,112 @@ void AdmissionState::UnsetQuotaReservation(Workload& wl,
                Condition{kConditionQuotaReserved, kConditionFalse, reason,
                          message, now});
   wl.admission.reset();
-  const Condition* admitted = FindCondition(wl.conditions, kConditionAdmitted);
-  if (admitted != nullptr) {
-    SetCondition(
-        &wl.conditions,
-        Condition{kConditionAdmitted, kConditionFalse, kReasonNoReservation,
-                  "The workload has no reservation", now});
-  }
+  // With UnadmittedWorkloadsObservability, Admitted=False NoReservation
+  // follows any QuotaReserved condition, admitted before or not.
+  SetCondition(&wl.conditions,
+               Condition{kConditionAdmitted, kConditionFalse,
+                         kReasonNoReservation, kMessageNoReservation, now});
   MarkWorkload(KeyOf(wl), Change::kModified);
+}
+
+bool IsSchedulerSetReason(const std::string& reason) {
+  return reason == kReasonWaitingForQuota ||
+         reason == kReasonNoMatchingFlavor ||
+         reason == kReasonExceedsMaxQuota ||
+         reason == kReasonTopologyPlacementFailed ||
+         reason == kReasonWaitingForPreemptedWorkloads ||
+         reason == kReasonWaitingForPodsReady ||
+         reason == kReasonPendingEvaluation;
+}
+
+std::optional<std::pair<std::string, std::string>> AdmissionState::QueueBlocker(
+    const Workload& wl) const {
+  // Kueue's getQueueBlocker, in its order.
+  auto lq = local_queues_.find({wl.meta.namespace_name, wl.queue_name});
+  if (lq == local_queues_.end()) {
+    return std::make_pair(
+        std::string(kReasonMisconfigured),
+        absl::StrCat("LocalQueue ", wl.queue_name.str(), " doesn't exist"));
+  }
+  if (lq->second.stop_policy != StopPolicy::kNone) {
+    return std::make_pair(
+        std::string(kReasonSuspended),
+        absl::StrCat("LocalQueue ", wl.queue_name.str(), " is inactive"));
+  }
+  const std::string& cq_name = lq->second.cluster_queue;
+  const cache::ClusterQueueSnapshot* cq = cache_.FindClusterQueue(cq_name);
+  if (cq == nullptr) {
+    return std::make_pair(
+        std::string(kReasonMisconfigured),
+        absl::StrCat("ClusterQueue ", cq_name, " doesn't exist"));
+  }
+  // A stopped ClusterQueue is inactive too (its Active reason is Stopped).
+  if (!cq->active) {
+    return std::make_pair(
+        std::string(kReasonSuspended),
+        absl::StrCat("ClusterQueue ", cq_name, " is inactive"));
+  }
+  // Kueue's ValidateAdmissibility: the namespace must match the
+  // ClusterQueue's namespaceSelector (none selects no namespace, an empty one
+  // every namespace, without reading its labels).
+  const std::optional<LabelSelector>& selector = cq->spec.namespace_selector;
+  if (!selector.has_value() ||
+      (!(selector->match_labels.empty() &&
+         selector->match_expressions.empty()) &&
+       !SelectorMatches(*selector, scheduler::NamespaceLabels(
+                                       namespaces_, wl.meta.namespace_name)))) {
+    return std::make_pair(
+        std::string(kReasonMisconfigured),
+        std::string("workload namespace doesn't match ClusterQueue selector"));
+  }
+  return std::nullopt;
+}
+
+void AdmissionState::SyncUnreservedConditions(Workload& wl, absl::Time now) {
+  // Kueue's Reconcile syncs these only while the workload is neither
+  // admitted nor holding quota.
+  if (IsConditionTrue(wl.conditions, kConditionAdmitted) ||
+      IsConditionTrue(wl.conditions, kConditionQuotaReserved)) {
+    return;
+  }
+  const Condition* current =
+      FindCondition(wl.conditions, kConditionQuotaReserved);
+  // resolveGranularUnadmittedQuotaReservedCondition, in its order.
+  std::optional<std::pair<std::string, std::string>> want;
+  if (!wl.active) {
+    want.emplace(kReasonDeactivated, kMessageDeactivated);
+  } else if (auto blocker = QueueBlocker(wl)) {
+    want = std::move(blocker);
+  } else if (current != nullptr && IsSchedulerSetReason(current->reason)) {
+    // The scheduler's feedback stays until its next cycle.
+    want.emplace(current->reason, current->message);
+  } else if (current != nullptr) {
+    // A blocker that went away (Deactivated, Suspended, Misconfigured).
+    want.emplace(kReasonPendingEvaluation, kMessagePendingEvaluation);
+  }
+  // With UnadmittedWorkloadsExplicitStatus off (Kueue's default), a workload
+  // with neither condition gets none until the scheduler evaluates it.
+  if (!want.has_value() &&
+      FindCondition(wl.conditions, kConditionAdmitted) == nullptr) {
+    return;
+  }
+  if (!want.has_value()) {
+    // SyncAdmittedCondition alone (an Admitted condition without
+    // QuotaReserved).
+    const Condition* admitted =
+        FindCondition(wl.conditions, kConditionAdmitted);
+    if (admitted->status == kConditionFalse &&
+        admitted->reason == kReasonNoReservation &&
+        admitted->message == kMessageNoReservation) {
+      return;
+    }
+    SetCondition(&wl.conditions,
+                 Condition{kConditionAdmitted, kConditionFalse,
+                           kReasonNoReservation, kMessageNoReservation, now});
+    MarkWorkload(KeyOf(wl), Change::kModified);
+    return;
+  }
+  SetPendingCondition(wl, want->first, want->second, now);
 }
 
 absl::StatusOr<Workload> AdmissionState::FinishWorkload(
@@ -293,6 +426,8 @@ void AdmissionState::Deactivate(Workload& wl, const std::string& message,
   } else {
     SetCondition(&wl.conditions, Condition{kConditionRequeued, kConditionFalse,
                                            kReasonDeactivated, message, now});
+    // QuotaReserved=False Deactivated (Kueue's workload controller).
+    SyncUnreservedConditions(wl, now);
   }
 }
 

@@ -16,11 +16,13 @@ namespace {
 constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 
 // Kueue's reasonSeverity: NoMatchingFlavor > ExceedsMaxQuota >
-// WaitingForQuota > anything else.
+// WaitingForQuota > TopologyPlacementFailed (TAS, which kq does not have) >
+// anything else.
 int ReasonSeverity(const std::string& reason) {
   if (reason == kReasonNoMatchingFlavor) return 4;
   if (reason == kReasonExceedsMaxQuota) return 3;
   if (reason == kReasonWaitingForQuota) return 2;
+  if (reason == kReasonTopologyPlacementFailed) return 1;
   return 0;
 }
 

@@ -28,16 +28,15 @@
 #include "absl/types/span.h"
 
 #include "server/cache/cache.h"
+#include "server/core/conditions.h"
 #include "server/core/config.h"
 #include "server/core/objects.h"
 
 namespace kq::scheduler {
 
-// QuotaReserved=False reasons the flavor assigner produces (Kueue's
-// WorkloadQuotaReservedReason*).
-inline constexpr char kReasonNoMatchingFlavor[] = "NoMatchingFlavor";
-inline constexpr char kReasonExceedsMaxQuota[] = "ExceedsMaxQuota";
-inline constexpr char kReasonWaitingForQuota[] = "WaitingForQuota";
+// The QuotaReserved=False reasons the flavor assigner produces
+// (NoMatchingFlavor, ExceedsMaxQuota, WaitingForQuota) are
+// core/conditions.h's.
 
 // Kueue's FlavorAssignmentMode: whether a flavor can be assigned now or what
 // has to happen first. Ordered from least to most preferred; a pod set's

@@ -9,16 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "server/core/conditions.h"
 #include "server/core/shape_key.h"
 #include "server/scheduler/fair_sharing_iterator.h"
 #include "server/scheduler/podset_reducer.h"
 
 namespace kq::scheduler {
 namespace {
-
-// QuotaReserved=False reason of a head waiting for its victims to go.
-constexpr char kReasonWaitingForPreemptedWorkloads[] =
-    "WaitingForPreemptedWorkloads";
 
 // A nominated head with its assignment and, for a Preempt assignment, the
 // workloads to evict.
@@ -288,18 +285,18 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                          EntryResult::Status::kInadmissible};
     bool failed_checks = false;
     for (const AdmissionCheckState& check : wl.admission_checks) {
-      failed_checks =
-          failed_checks || check.state == "Retry" || check.state == "Rejected";
+      failed_checks = failed_checks || check.state == kCheckStateRetry ||
+                      check.state == kCheckStateRejected;
     }
     if (failed_checks) {
-      rejected.reason = "PendingEvaluation";
+      rejected.reason = kReasonPendingEvaluation;
       rejected.message = "The workload has failed admission checks";
     } else if (cq != nullptr && !cq->active) {
-      rejected.reason = "Suspended";
+      rejected.reason = kReasonSuspended;
       rejected.message =
           absl::StrCat("ClusterQueue ", head.cluster_queue, " is inactive");
     } else if (cq == nullptr) {
-      rejected.reason = "Misconfigured";
+      rejected.reason = kReasonMisconfigured;
       rejected.message =
           absl::StrCat("ClusterQueue ", head.cluster_queue, " not found");
     } else if (!cq->spec.namespace_selector ||
@@ -310,7 +307,7 @@ CycleResult Schedule(cache::Cache& cache, const std::vector<Head>& heads,
                                  NamespaceLabels(*context.namespaces,
                                                  wl.meta.namespace_name)))) {
       // Kueue's rule: no namespaceSelector selects no namespace.
-      rejected.reason = "Misconfigured";
+      rejected.reason = kReasonMisconfigured;
       rejected.message =
           "workload namespace doesn't match ClusterQueue selector";
       rejected.namespace_mismatch = true;

@@ -46,10 +46,11 @@ struct EntryResult {
   Status status = Status::kNoFit;
   // Set when admitted.
   Admission admission;
-  // QuotaReserved=False reason and message when not admitted. For kNoFit
-  // the reason is the assignment's NoFitReason, which Kueue can leave empty
-  // (e.g. a pod set whose other resources got flavors fails on a resource
-  // the ClusterQueue does not cover); the message always says why.
+  // QuotaReserved=False reason and message when not admitted (Kueue's
+  // entry.quotaReservedReason and inadmissibleMsg, KEP-10852's tiers). For
+  // kNoFit the reason is the assignment's NoFitReason, which Kueue can leave
+  // empty (e.g. a pod set whose other resources got flavors fails on a
+  // resource the ClusterQueue does not cover); the message always says why.
   std::string reason;
   std::string message;
   // Not admitted because of the ClusterQueue's namespaceSelector (Kueue's

@@ -38,10 +38,11 @@ Spec:
 Status:
   State:  Pending
   Conditions:
-    Type           Status  Reason   Message
-    ----           ------  ------   -------
-    QuotaReserved  False   Pending  couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 4 more needed
-Pending: Pending: couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 4 more needed
+    Type           Status  Reason           Message
+    ----           ------  ------           -------
+    QuotaReserved  False   WaitingForQuota  couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 4 more needed
+    Admitted       False   NoReservation    The workload has no reservation
+Pending: WaitingForQuota: couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 4 more needed
 )"));
 }
 

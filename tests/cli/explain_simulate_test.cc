@@ -38,7 +38,7 @@ v1::ExplainResponse PendingExplanation() {
   return testing::ParseText<v1::ExplainResponse>(R"pb(
     state: "Pending"
     cluster_queue: "ai-training-queue"
-    reason: "Pending"
+    reason: "WaitingForQuota"
     message: "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 4 more needed"
     position_in_cluster_queue: 1
     position_in_local_queue: 0
@@ -71,7 +71,7 @@ TEST(DescribeExplanationTest, PendingShortOfAResource) {
 Explain:
   State:                     Pending
   ClusterQueue:              ai-training-queue
-  Reason:                    Pending
+  Reason:                    WaitingForQuota
   Message:                   couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 4 more needed
   Position In ClusterQueue:  1
   Position In LocalQueue:    0

@@ -153,7 +153,7 @@ TEST(WorkloadTableTest, Normal) {
       "FINISHED   AGE\n"
       "job-llm-finetune-0919   ml-jobs   ai-training-queue   True          "
       "        120m\n"
-      "job-pending             ml-jobs                                     "
+      "job-pending             ml-jobs                       False         "
       "        5m7s\n"
       "job-done                ml-jobs   ai-training-queue   True       "
       "True       3d\n");
@@ -168,25 +168,24 @@ TEST(WorkloadTableTest, Wide) {
       "job-llm-finetune-0919   ml-jobs   ai-training-queue   True          "
       "        120m   1000       Admitted   main: "
       "cpu=gpu-a100,memory=gpu-a100,nvidia.com/gpu=gpu-a100\n"
-      "job-pending             ml-jobs                                     "
+      "job-pending             ml-jobs                       False         "
       "        5m7s   100        Pending                                    "
-      "                             Pending\n"
+      "                             WaitingForQuota\n"
       "job-done                ml-jobs   ai-training-queue   True       "
       "True       3d     0          Finished   main: "
       "cpu=default-cpu,memory=default-cpu\n");
 }
 
 TEST(WorkloadTableTest, AllNamespacesAddsNamespaceColumn) {
-  EXPECT_EQ(
-      PrintWorkloadTable(
-          {testing::AdmittedWorkload(), testing::PendingWorkload()},
-          {.all_namespaces = true}, kNow),
-      "NAMESPACE   NAME                    QUEUE     RESERVED IN         "
-      "ADMITTED   FINISHED   AGE\n"
-      "team-ml     job-llm-finetune-0919   ml-jobs   ai-training-queue   "
-      "True                  120m\n"
-      "team-ml     job-pending             ml-jobs                         "
-      "                    5m7s\n");
+  EXPECT_EQ(PrintWorkloadTable(
+                {testing::AdmittedWorkload(), testing::PendingWorkload()},
+                {.all_namespaces = true}, kNow),
+            "NAMESPACE   NAME                    QUEUE     RESERVED IN         "
+            "ADMITTED   FINISHED   AGE\n"
+            "team-ml     job-llm-finetune-0919   ml-jobs   ai-training-queue   "
+            "True                  120m\n"
+            "team-ml     job-pending             ml-jobs                       "
+            "False                 5m7s\n");
 }
 
 TEST(WorkloadTableTest, EmptyIsEmpty) {

@@ -337,8 +337,14 @@ v1::Workload PendingWorkload() {
       conditions {
         type: "QuotaReserved"
         status: "False"
-        reason: "Pending"
+        reason: "WaitingForQuota"
         message: "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 4 more needed"
+      }
+      conditions {
+        type: "Admitted"
+        status: "False"
+        reason: "NoReservation"
+        message: "The workload has no reservation"
       }
     }
   )pb");

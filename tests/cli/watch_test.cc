@@ -87,8 +87,8 @@ TEST_F(WatchTest, WorkloadsListsThenStreamsFromTheListRevision) {
   // widens the columns from there on (earlier lines are already out).
   EXPECT_EQ(out_.str(), Golden(R"(
 EVENT   NAME                    QUEUE     RESERVED IN   ADMITTED   FINISHED   AGE   REVISION
-ADDED   job-llm-finetune-0919   ml-jobs                                       3d    3
-ADDED   job-pending             ml-jobs                                       3d    4
+ADDED   job-llm-finetune-0919   ml-jobs                 False                 3d    3
+ADDED   job-pending             ml-jobs                 False                 3d    4
 MODIFIED   job-llm-finetune-0919   ml-jobs   ai-training-queue   True                  3d    5
 )"));
   std::vector<v1::WatchRequest> requests = client().watch_requests();
@@ -181,7 +181,7 @@ spec:
   EXPECT_EQ(out_.str(), Golden(R"(
 REVISION   TYPE       KIND           NAMESPACE/NAME      SUMMARY
 3          MODIFIED   ClusterQueue   ai-training-queue   pending=0 reserving=0 admitted=0 stopPolicy=Hold
-4          ADDED      Workload       team-ml/job-pending   Pending: ClusterQueue ai-training-queue is stopped
+4          ADDED      Workload       team-ml/job-pending   Pending: ClusterQueue ai-training-queue is inactive
 6          DELETED    ResourceFlavor   spare                 deleted
 )"));
   // No server-side namespace or kind filter: cluster-scoped objects must

@@ -7,14 +7,13 @@
 // exactly one Kueue scheduling cycle (RunPasses with max_passes = 1). The
 // assertions are Kueue's where kq models them: the admissions held after
 // the cycle (wantAssignments), the workloads left in each ClusterQueue's
-// heap (wantLeft) and the QuotaReserved / Evicted / Preempted conditions of
-// wantWorkloads. Case names are Kueue's, in snake_case.
+// heap (wantLeft) and the QuotaReserved / Admitted / Evicted / Preempted
+// conditions of wantWorkloads. Case names are Kueue's, in snake_case.
 //
 // Every case is ported. What Kueue checks that kq does not model: events
 // (wantEvents), the admission_cycle_preemption_skips metric
-// (wantSkippedPreemptions), and the Admitted=False/NoReservation condition
-// and status.resourceRequests of pending workloads (see
-// schedule_kueue_test.cc).
+// (wantSkippedPreemptions), and status.resourceRequests of pending
+// workloads (see schedule_kueue_test.cc).
 //
 // Deviation shared with the TestSchedule port: Kueue's preemption victims
 // keep their quota until their job reconciler confirms the stop, while kq
@@ -67,12 +66,12 @@ using kueue_port::ExpectConditions;
 using kueue_port::kNow;
 using kueue_port::Left;
 using kueue_port::NoLongerFits;
-using kueue_port::Pending;
 using kueue_port::PreemptedBy;
 using kueue_port::Preemptor;
 using kueue_port::ReservedAndAdmitted;
 using kueue_port::ScheduleFixture;
 using kueue_port::SnakeCase;
+using kueue_port::Unadmitted;
 using kueue_port::Wl;
 
 struct FairSharingCase {
@@ -336,7 +335,7 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"eng-alpha/new", ReservedAndAdmitted("eng-alpha")},
-              {"eng-beta/older_new", {NoLongerFits()}},
+              {"eng-beta/older_new", NoLongerFits()},
           },
   });
 
@@ -400,7 +399,7 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"eng-alpha/nom-wl", ReservedAndAdmitted("fs-nom-a")},
-              {"eng-beta/borrow-wl", {NoLongerFits()}},
+              {"eng-beta/borrow-wl", NoLongerFits()},
           },
   });
 
@@ -445,7 +444,7 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"eng-alpha/wl-a", ReservedAndAdmitted("cq-a")},
-              {"eng-alpha/wl-b", {NoLongerFits()}},
+              {"eng-alpha/wl-b", NoLongerFits()},
           },
   });
 
@@ -490,7 +489,7 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"eng-alpha/wl-a", ReservedAndAdmitted("cq-a")},
-              {"eng-alpha/wl-b", {NoLongerFits()}},
+              {"eng-alpha/wl-b", NoLongerFits()},
           },
   });
 
@@ -539,7 +538,7 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"eng-alpha/wl-a1", ReservedAndAdmitted("cq-a1")},
-              {"eng-alpha/wl-b", {NoLongerFits()}},
+              {"eng-alpha/wl-b", NoLongerFits()},
           },
   });
 
@@ -584,7 +583,7 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"eng-alpha/wl-a", ReservedAndAdmitted("cq-a")},
-              {"eng-alpha/wl-b", {NoLongerFits()}},
+              {"eng-alpha/wl-b", NoLongerFits()},
           },
   });
 
@@ -643,9 +642,9 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"eng-alpha/d1", ReservedAndAdmitted("d")},
-              {"eng-alpha/e1", {NoLongerFits()}},
-              {"eng-alpha/f1", {NoLongerFits()}},
-              {"eng-alpha/g1", {NoLongerFits()}},
+              {"eng-alpha/e1", NoLongerFits()},
+              {"eng-alpha/f1", NoLongerFits()},
+              {"eng-alpha/g1", NoLongerFits()},
           },
   });
 
@@ -678,7 +677,7 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"eng-alpha/b1", ReservedAndAdmitted("b")},
-              {"eng-alpha/c1", {NoLongerFits()}},
+              {"eng-alpha/c1", NoLongerFits()},
           },
   });
 
@@ -734,7 +733,7 @@ std::vector<FairSharingCase> Cases() {
         .want_left = {{"b", {"eng-alpha/b1"}}},
         .want_conditions =
             {
-                {"eng-alpha/b1", {NoLongerFits()}},
+                {"eng-alpha/b1", NoLongerFits()},
                 {"eng-alpha/c1", ReservedAndAdmitted("c")},
             },
     });
@@ -831,7 +830,7 @@ std::vector<FairSharingCase> Cases() {
         .want_left = {{"b", {"eng-alpha/b1"}}},
         .want_conditions =
             {
-                {"eng-alpha/b1", {NoLongerFits()}},
+                {"eng-alpha/b1", NoLongerFits()},
                 {"eng-alpha/c1", ReservedAndAdmitted("c")},
             },
     });
@@ -885,12 +884,12 @@ std::vector<FairSharingCase> Cases() {
                              "reclamation within the cohort", "/eng/eng-beta",
                              "/eng/eng-gamma")},
                 {"eng-beta/preemptor",
-                 {Pending("WaitingForPreemptedWorkloads",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for cpu in flavor "
-                          "on-demand, 30 more needed, insufficient unused "
-                          "quota for cpu in flavor spot, 30 more needed. "
-                          "Pending the preemption of 2 workload(s)")}},
+                 Unadmitted("WaitingForPreemptedWorkloads",
+                            "couldn't assign flavors to pod set main: "
+                            "insufficient unused quota for cpu in flavor "
+                            "on-demand, 30 more needed, insufficient unused "
+                            "quota for cpu in flavor spot, 30 more needed. "
+                            "Pending the preemption of 2 workload(s)")},
             },
     };
     // alpha1..alpha4 (20 CPUs each) and gamma1 (10), gamma2..gamma4 (20)
@@ -987,12 +986,12 @@ std::vector<FairSharingCase> Cases() {
               want[absl::StrCat(ns, "/", victim)] =
                   PreemptedBy("InClusterQueue",
                               "prioritization in the ClusterQueue", path, path);
-              want[absl::StrCat(ns, "/preemptor")] = {
-                  Pending("WaitingForPreemptedWorkloads",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for cpu in flavor "
-                          "default, 3 more needed. Pending the preemption of "
-                          "1 workload(s)")};
+              want[absl::StrCat(ns, "/preemptor")] =
+                  Unadmitted("WaitingForPreemptedWorkloads",
+                             "couldn't assign flavors to pod set main: "
+                             "insufficient unused quota for cpu in flavor "
+                             "default, 3 more needed. Pending the preemption "
+                             "of 1 workload(s)");
             }
             return want;
           }(),
@@ -1094,16 +1093,16 @@ std::vector<FairSharingCase> Cases() {
                            "Fair Sharing within the cohort",
                            "/other/other-alpha", "/other/other-gamma")},
               {"eng-alpha/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for alpha-resource in "
-                        "flavor default, 1 more needed, insufficient unused "
-                        "quota for cpu in flavor default, 3 more needed. "
-                        "Pending the preemption of 2 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for alpha-resource in "
+                          "flavor default, 1 more needed, insufficient unused "
+                          "quota for cpu in flavor default, 3 more needed. "
+                          "Pending the preemption of 2 workload(s)")},
               {"eng-beta/pretending-preemptor",
-               {Pending("WaitingForQuota",
-                        "Workload has overlapping preemption targets with "
-                        "another workload")}},
+               Unadmitted("WaitingForQuota",
+                          "Workload has overlapping preemption targets with "
+                          "another workload")},
           },
   });
 
@@ -1114,11 +1113,12 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"sales/new",
-               {Pending("ExceedsMaxQuota",
-                        "couldn't assign flavors to pod set one: insufficient "
-                        "quota for cpu in flavor default, previously "
-                        "considered podsets requests (0) + current podset "
-                        "request (100) > maximum capacity (50)")}},
+               Unadmitted(
+                   "ExceedsMaxQuota",
+                   "couldn't assign flavors to pod set one: insufficient "
+                   "quota for cpu in flavor default, previously "
+                   "considered podsets requests (0) + current podset "
+                   "request (100) > maximum capacity (50)")},
           },
   });
 
@@ -1188,12 +1188,12 @@ std::vector<FairSharingCase> Cases() {
                            "Fair Sharing within the cohort",
                            "/other/other-alpha", "/other/other-beta")},
               {"eng-alpha/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for gpu in flavor "
-                        "on-demand, 3 more needed, insufficient unused quota "
-                        "for gpu in flavor spot, 3 more needed. Pending the "
-                        "preemption of 1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for gpu in flavor "
+                          "on-demand, 3 more needed, insufficient unused quota "
+                          "for gpu in flavor spot, 3 more needed. Pending the "
+                          "preemption of 1 workload(s)")},
           },
   });
 
@@ -1242,11 +1242,11 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"default/nc-high",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "default, 4 more needed. Pending the preemption of 1 "
-                        "workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "default, 4 more needed. Pending the preemption of 1 "
+                          "workload(s)")},
               {"default/nc-low",
                PreemptedByUid("wl-nc-high", "job-nc-high", "InClusterQueue",
                               "prioritization in the ClusterQueue",
@@ -1307,11 +1307,11 @@ std::vector<FairSharingCase> Cases() {
       .want_conditions =
           {
               {"default/fs-high-pob",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "on-demand, 5 more needed. Pending the preemption of "
-                        "1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "on-demand, 5 more needed. Pending the preemption of "
+                          "1 workload(s)")},
               {"default/fs-low-pob",
                PreemptedByUid(
                    "wl-fs-high-pob", "job-fs-high-pob", "InClusterQueue",

@@ -13,10 +13,11 @@
 // Kueue runs every case with and without WorkloadRequestUseMergePatch (how
 // status is patched; nothing to model in kq) and
 // UnadmittedWorkloadsObservability. Kueue's wantWorkloads are written for
-// the latter on, and kq writes the same granular QuotaReserved=False
-// reasons (WaitingForQuota, ExceedsMaxQuota, ...); it does not add the
-// Admitted=False/NoReservation condition and status.resourceRequests that
-// the gate also brings, so those are not checked.
+// the latter on (its default at HEAD), and kq writes the same: the tiered
+// QuotaReserved=False reasons (WaitingForQuota, ExceedsMaxQuota, ...) and
+// the Admitted=False NoReservation that comes with them (Unadmitted()).
+// status.resourceRequests, which the scheduler also writes, has no
+// counterpart in kq and is not checked.
 //
 // TestSchedule cases not ported, and why:
 //   error during admission
@@ -105,13 +106,13 @@ using kueue_port::ExpectConditions;
 using kueue_port::kNow;
 using kueue_port::Left;
 using kueue_port::NoLongerFits;
-using kueue_port::Pending;
 using kueue_port::PreemptedBy;
 using kueue_port::Preemptor;
 using kueue_port::ReservedAndAdmitted;
 using kueue_port::ScheduleCase;
 using kueue_port::ScheduleFixture;
 using kueue_port::SnakeCase;
+using kueue_port::Unadmitted;
 using kueue_port::Wl;
 
 // ---------------------------------------------------------------------------
@@ -300,15 +301,15 @@ ScheduleCase CapacityCase(std::string kueue_name, std::string reclaim) {
       .want_conditions =
           {
               {"eng-alpha/a2-pending",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for gpu in flavor "
-                        "on-demand, 1 more needed")}},
+               Unadmitted("WaitingForQuota",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for gpu in flavor "
+                          "on-demand, 1 more needed")},
           },
   };
   if (blocked) {
     tc.want_left["ClusterQueueB"] = {"eng-beta/b1-pending"};
-    tc.want_conditions["eng-beta/b1-pending"] = {NoLongerFits()};
+    tc.want_conditions["eng-beta/b1-pending"] = NoLongerFits();
   } else {
     tc.want_assignments["eng-beta/b1-pending"] =
         AdmissionBuilder("ClusterQueueB")
@@ -535,11 +536,12 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"sales/new-job",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "on-demand, 5 more needed, untolerated taint {key val "
-                        "NoSchedule <nil>} in flavor spot-tainted")}},
+               Unadmitted(
+                   "WaitingForQuota",
+                   "couldn't assign flavors to pod set main: "
+                   "insufficient unused quota for cpu in flavor "
+                   "on-demand, 5 more needed, untolerated taint {key val "
+                   "NoSchedule <nil>} in flavor spot-tainted")},
           },
   });
 
@@ -565,13 +567,13 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"sales/new-job2",
-               {Pending("ExceedsMaxQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient quota for cpu in flavor on-demand, "
-                        "previously considered podsets requests (0) + "
-                        "current podset request (10) > maximum capacity (5), "
-                        "untolerated taint {key val NoSchedule <nil>} in "
-                        "flavor spot-tainted")}},
+               Unadmitted("ExceedsMaxQuota",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient quota for cpu in flavor on-demand, "
+                          "previously considered podsets requests (0) + "
+                          "current podset request (10) > maximum capacity (5), "
+                          "untolerated taint {key val NoSchedule <nil>} in "
+                          "flavor spot-tainted")},
           },
   });
 
@@ -597,11 +599,12 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"sales/new-job3",
-               {Pending("NoMatchingFlavor",
-                        "couldn't assign flavors to pod set main: untolerated "
-                        "taint {key val NoSchedule <nil>} in flavor "
-                        "spot-tainted, untolerated taint {key val2 NoSchedule "
-                        "<nil>} in flavor spot-tainted-2")}},
+               Unadmitted(
+                   "NoMatchingFlavor",
+                   "couldn't assign flavors to pod set main: untolerated "
+                   "taint {key val NoSchedule <nil>} in flavor "
+                   "spot-tainted, untolerated taint {key val2 NoSchedule "
+                   "<nil>} in flavor spot-tainted-2")},
           },
   });
 
@@ -652,10 +655,11 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"sales/new",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set one: insufficient "
-                        "unused quota for cpu in flavor default, 1 more "
-                        "needed")}},
+               Unadmitted(
+                   "WaitingForQuota",
+                   "couldn't assign flavors to pod set one: insufficient "
+                   "unused quota for cpu in flavor default, 1 more "
+                   "needed")},
           },
   });
 
@@ -673,9 +677,9 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"sales/new",
-               {Pending("Misconfigured",
-                        "workload namespace doesn't match ClusterQueue "
-                        "selector")}},
+               Unadmitted("Misconfigured",
+                          "workload namespace doesn't match ClusterQueue "
+                          "selector")},
           },
   });
 
@@ -797,7 +801,7 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-alpha/new", ReservedAndAdmitted("eng-alpha")},
-              {"eng-beta/new", {NoLongerFits()}},
+              {"eng-beta/new", NoLongerFits()},
           },
   });
 
@@ -881,11 +885,12 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-alpha/can-reclaim",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "on-demand, 50 more needed, insufficient unused quota "
-                        "for cpu in flavor spot, 1 more needed")}},
+               Unadmitted(
+                   "WaitingForQuota",
+                   "couldn't assign flavors to pod set main: "
+                   "insufficient unused quota for cpu in flavor "
+                   "on-demand, 50 more needed, insufficient unused quota "
+                   "for cpu in flavor spot, 1 more needed")},
               {"eng-beta/needs-to-borrow", ReservedAndAdmitted("eng-beta")},
           },
   });
@@ -910,10 +915,11 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"lend/b",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor default, "
-                        "1 more needed")}},
+               Unadmitted(
+                   "WaitingForQuota",
+                   "couldn't assign flavors to pod set main: "
+                   "insufficient unused quota for cpu in flavor default, "
+                   "1 more needed")},
           },
   });
 
@@ -937,10 +943,10 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-alpha/wl-pending",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "on-demand, 1 more needed")}},
+               Unadmitted("WaitingForQuota",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "on-demand, 1 more needed")},
           },
   });
 
@@ -978,9 +984,9 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-alpha/new",
-               {Pending("NoMatchingFlavor",
-                        "couldn't assign flavors to pod set main: resource "
-                        "example.com/gpu unavailable in ClusterQueue")}},
+               Unadmitted("NoMatchingFlavor",
+                          "couldn't assign flavors to pod set main: resource "
+                          "example.com/gpu unavailable in ClusterQueue")},
           },
   });
 
@@ -1111,11 +1117,12 @@ std::vector<ScheduleCase> ScheduleCases() {
               {"eng-alpha/new-alpha", ReservedAndAdmitted("eng-alpha")},
               {"eng-beta/new", ReservedAndAdmitted("eng-beta")},
               {"eng-gamma/new-gamma",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set one: insufficient "
-                        "unused quota for cpu in flavor on-demand, 41 more "
-                        "needed, insufficient unused quota for cpu in flavor "
-                        "spot, 50 more needed")}},
+               Unadmitted(
+                   "WaitingForQuota",
+                   "couldn't assign flavors to pod set one: insufficient "
+                   "unused quota for cpu in flavor on-demand, 41 more "
+                   "needed, insufficient unused quota for cpu in flavor "
+                   "spot, 50 more needed")},
           },
   });
 
@@ -1256,7 +1263,7 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"sales/wl1", ReservedAndAdmitted("cq1")},
-              {"sales/wl2", {NoLongerFits()}},
+              {"sales/wl2", NoLongerFits()},
           },
   });
 
@@ -1327,10 +1334,11 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-alpha/a",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor default, "
-                        "2 more needed")}},
+               Unadmitted(
+                   "WaitingForQuota",
+                   "couldn't assign flavors to pod set main: "
+                   "insufficient unused quota for cpu in flavor default, "
+                   "2 more needed")},
               {"eng-beta/b", ReservedAndAdmitted("cq_b")},
           },
   });
@@ -1394,10 +1402,10 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-alpha/incoming",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "on-demand, 1 more needed")}},
+               Unadmitted("WaitingForQuota",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "on-demand, 1 more needed")},
           },
   });
 
@@ -1412,11 +1420,12 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"sales/new",
-               {Pending("ExceedsMaxQuota",
-                        "couldn't assign flavors to pod set one: insufficient "
-                        "quota for cpu in flavor default, previously "
-                        "considered podsets requests (0) + current podset "
-                        "request (100) > maximum capacity (50)")}},
+               Unadmitted(
+                   "ExceedsMaxQuota",
+                   "couldn't assign flavors to pod set one: insufficient "
+                   "quota for cpu in flavor default, previously "
+                   "considered podsets requests (0) + current podset "
+                   "request (100) > maximum capacity (50)")},
           },
   });
 
@@ -1485,7 +1494,7 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_left = {{"best-effort", {"eng-alpha/best-effort"}}},
       .want_conditions =
           {
-              {"eng-alpha/best-effort", {NoLongerFits()}},
+              {"eng-alpha/best-effort", NoLongerFits()},
               {"eng-alpha/guaranteed", ReservedAndAdmitted("guaranteed")},
           },
   });
@@ -1753,12 +1762,13 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"default/vuln-wl",
-               {Pending("ExceedsMaxQuota",
-                        "couldn't assign flavors to pod set ps2: insufficient "
-                        "quota for cpu in flavor default, previously "
-                        "considered podsets requests (1k) + current podset "
-                        "request (9223372036854775) > maximum capacity "
-                        "(10k)")}},
+               Unadmitted(
+                   "ExceedsMaxQuota",
+                   "couldn't assign flavors to pod set ps2: insufficient "
+                   "quota for cpu in flavor default, previously "
+                   "considered podsets requests (1k) + current podset "
+                   "request (9223372036854775) > maximum capacity "
+                   "(10k)")},
           },
   });
 
@@ -1786,12 +1796,13 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"default/vuln-wl",
-               {Pending("ExceedsMaxQuota",
-                        "couldn't assign flavors to pod set ps1: insufficient "
-                        "quota for cpu in flavor default, previously "
-                        "considered podsets requests (0) + current podset "
-                        "request (9223372036854775807m) > maximum capacity "
-                        "(10)")}},
+               Unadmitted(
+                   "ExceedsMaxQuota",
+                   "couldn't assign flavors to pod set ps1: insufficient "
+                   "quota for cpu in flavor default, previously "
+                   "considered podsets requests (0) + current podset "
+                   "request (9223372036854775807m) > maximum capacity "
+                   "(10)")},
           },
   });
 
@@ -1859,12 +1870,12 @@ std::vector<ScheduleCase> ScheduleCases() {
                            "prioritization in the ClusterQueue",
                            "/eng/eng-beta", "/eng/eng-beta")},
               {"eng-beta/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "on-demand, 20 more needed, insufficient unused "
-                        "quota for cpu in flavor spot, 20 more needed. "
-                        "Pending the preemption of 2 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "on-demand, 20 more needed, insufficient unused "
+                          "quota for cpu in flavor spot, 20 more needed. "
+                          "Pending the preemption of 2 workload(s)")},
           },
   });
 
@@ -1918,20 +1929,20 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-alpha/pending",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "on-demand, 1 more needed")}},
+               Unadmitted("WaitingForQuota",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "on-demand, 1 more needed")},
               {"eng-alpha/use-all",
                PreemptedBy("InCohortReclamation",
                            "reclamation within the cohort", "/other/other-beta",
                            "/other/other-alpha")},
               {"eng-beta/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "on-demand, 1 more needed. Pending the preemption "
-                        "of 1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "on-demand, 1 more needed. Pending the preemption "
+                          "of 1 workload(s)")},
           },
   });
 
@@ -1969,17 +1980,17 @@ std::vector<ScheduleCase> ScheduleCases() {
                            "prioritization in the ClusterQueue",
                            "/other/other-beta", "/other/other-beta")},
               {"eng-alpha/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "default, 2 more needed. Pending the preemption of "
-                        "1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "default, 2 more needed. Pending the preemption of "
+                          "1 workload(s)")},
               {"eng-beta/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "default, 2 more needed. Pending the preemption of "
-                        "1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "default, 2 more needed. Pending the preemption of "
+                          "1 workload(s)")},
           },
   });
 
@@ -2036,11 +2047,11 @@ std::vector<ScheduleCase> ScheduleCases() {
                              "prioritization in the ClusterQueue",
                              "/other/other-beta", "/other/other-beta")},
                 {"eng-beta/preemptor",
-                 {Pending("WaitingForPreemptedWorkloads",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for cpu in flavor "
-                          "default, 1 more needed. Pending the preemption "
-                          "of 1 workload(s)")}},
+                 Unadmitted("WaitingForPreemptedWorkloads",
+                            "couldn't assign flavors to pod set main: "
+                            "insufficient unused quota for cpu in flavor "
+                            "default, 1 more needed. Pending the preemption "
+                            "of 1 workload(s)")},
             },
     });
   }
@@ -2077,12 +2088,12 @@ std::vector<ScheduleCase> ScheduleCases() {
                              "reclamation within the cohort",
                              "/other/other-alpha", "/other/other-beta")},
                 {"eng-alpha/preemptor",
-                 {Pending("WaitingForPreemptedWorkloads",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for gpu in flavor "
-                          "on-demand, 1 more needed, insufficient unused "
-                          "quota for gpu in flavor spot, 1 more needed. "
-                          "Pending the preemption of 1 workload(s)")}},
+                 Unadmitted("WaitingForPreemptedWorkloads",
+                            "couldn't assign flavors to pod set main: "
+                            "insufficient unused quota for gpu in flavor "
+                            "on-demand, 1 more needed, insufficient unused "
+                            "quota for gpu in flavor spot, 1 more needed. "
+                            "Pending the preemption of 1 workload(s)")},
             },
     });
   }
@@ -2122,12 +2133,12 @@ std::vector<ScheduleCase> ScheduleCases() {
                            "prioritization in the ClusterQueue",
                            "/other/other-alpha", "/other/other-alpha")},
               {"eng-alpha/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for gpu in flavor "
-                        "on-demand, 1 more needed, insufficient unused "
-                        "quota for gpu in flavor spot, 6 more needed. "
-                        "Pending the preemption of 1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for gpu in flavor "
+                          "on-demand, 1 more needed, insufficient unused "
+                          "quota for gpu in flavor spot, 6 more needed. "
+                          "Pending the preemption of 1 workload(s)")},
           },
   });
 
@@ -2166,12 +2177,12 @@ std::vector<ScheduleCase> ScheduleCases() {
                            "prioritization in the ClusterQueue",
                            "/other/other-alpha", "/other/other-alpha")},
               {"eng-alpha/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for gpu in flavor "
-                        "on-demand, 1 more needed, insufficient unused "
-                        "quota for gpu in flavor spot, 5 more needed. "
-                        "Pending the preemption of 1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for gpu in flavor "
+                          "on-demand, 1 more needed, insufficient unused "
+                          "quota for gpu in flavor spot, 5 more needed. "
+                          "Pending the preemption of 1 workload(s)")},
           },
   });
 
@@ -2258,16 +2269,16 @@ std::vector<ScheduleCase> ScheduleCases() {
         .want_conditions =
             {
                 {"eng-alpha/WL1",
-                 {Pending("WaitingForQuota",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for gpu in flavor "
-                          "on-demand, 5 more needed")}},
+                 Unadmitted("WaitingForQuota",
+                            "couldn't assign flavors to pod set main: "
+                            "insufficient unused quota for gpu in flavor "
+                            "on-demand, 5 more needed")},
                 {"eng-beta/WL2",
-                 {Pending("WaitingForPreemptedWorkloads",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for gpu in flavor "
-                          "on-demand, 5 more needed. Pending the preemption "
-                          "of 1 workload(s)")}},
+                 Unadmitted("WaitingForPreemptedWorkloads",
+                            "couldn't assign flavors to pod set main: "
+                            "insufficient unused quota for gpu in flavor "
+                            "on-demand, 5 more needed. Pending the preemption "
+                            "of 1 workload(s)")},
                 {"eng-gamma/Admitted-Workload-2",
                  {Condition{kConditionEvicted, "True", "Preempted", message},
                   Condition{"Preempted", "True", "InCohortReclamation",
@@ -2319,11 +2330,11 @@ std::vector<ScheduleCase> ScheduleCases() {
                            "prioritization in the ClusterQueue",
                            "/preempt-zero-gpu-cq", "/preempt-zero-gpu-cq")},
               {"sales/preemptor",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient unused quota for cpu in flavor "
-                        "default, 2 more needed. Pending the preemption of "
-                        "1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient unused quota for cpu in flavor "
+                          "default, 2 more needed. Pending the preemption of "
+                          "1 workload(s)")},
           },
   });
 
@@ -2363,11 +2374,11 @@ std::vector<ScheduleCase> ScheduleCases() {
         .want_conditions =
             {
                 {"default/high-pob",
-                 {Pending("WaitingForPreemptedWorkloads",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for cpu in flavor "
-                          "on-demand, 5 more needed. Pending the preemption "
-                          "of 1 workload(s)")}},
+                 Unadmitted("WaitingForPreemptedWorkloads",
+                            "couldn't assign flavors to pod set main: "
+                            "insufficient unused quota for cpu in flavor "
+                            "on-demand, 5 more needed. Pending the preemption "
+                            "of 1 workload(s)")},
                 {"default/low-pob",
                  {Condition{kConditionEvicted, "True", "Preempted", message},
                   Condition{"Preempted", "True", "InClusterQueue", message},
@@ -2400,11 +2411,11 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-beta/new",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set one: "
-                        "insufficient unused quota for example.com/gpu in "
-                        "flavor model-a, 10 more needed. Pending the "
-                        "preemption of 1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set one: "
+                          "insufficient unused quota for example.com/gpu in "
+                          "flavor model-a, 10 more needed. Pending the "
+                          "preemption of 1 workload(s)")},
               {"eng-beta/old", PartialVictim()},
           },
   });
@@ -2430,11 +2441,11 @@ std::vector<ScheduleCase> ScheduleCases() {
       .want_conditions =
           {
               {"eng-beta/new",
-               {Pending("WaitingForPreemptedWorkloads",
-                        "couldn't assign flavors to pod set one: "
-                        "insufficient unused quota for example.com/gpu in "
-                        "flavor model-a, 10 more needed. Pending the "
-                        "preemption of 1 workload(s)")}},
+               Unadmitted("WaitingForPreemptedWorkloads",
+                          "couldn't assign flavors to pod set one: "
+                          "insufficient unused quota for example.com/gpu in "
+                          "flavor model-a, 10 more needed. Pending the "
+                          "preemption of 1 workload(s)")},
               {"eng-beta/old", PartialVictim()},
           },
   });
@@ -2485,12 +2496,12 @@ std::vector<ScheduleCase> ScheduleCases() {
                              "prioritization in the ClusterQueue",
                              "/other/other-alpha", "/other/other-alpha")},
                 {"eng-alpha/preemptor",
-                 {Pending("WaitingForPreemptedWorkloads",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for cpu in flavor "
-                          "default, 2 more needed. Pending the preemption "
-                          "of 1 workload(s)")}},
-                {"eng-beta/pretending-preemptor", {NoLongerFits()}},
+                 Unadmitted("WaitingForPreemptedWorkloads",
+                            "couldn't assign flavors to pod set main: "
+                            "insufficient unused quota for cpu in flavor "
+                            "default, 2 more needed. Pending the preemption "
+                            "of 1 workload(s)")},
+                {"eng-beta/pretending-preemptor", NoLongerFits()},
             },
     });
   }
@@ -2575,11 +2586,11 @@ std::vector<ScheduleCase> ScheduleCases() {
                 {"eng-alpha/a1", preempted},
                 {"eng-alpha/a2", preempted},
                 {"eng-alpha/incoming",
-                 {Pending("WaitingForPreemptedWorkloads",
-                          "couldn't assign flavors to pod set main: "
-                          "insufficient unused quota for cpu in flavor "
-                          "on-demand, 2 more needed. Pending the preemption "
-                          "of 2 workload(s)")}},
+                 Unadmitted("WaitingForPreemptedWorkloads",
+                            "couldn't assign flavors to pod set main: "
+                            "insufficient unused quota for cpu in flavor "
+                            "on-demand, 2 more needed. Pending the preemption "
+                            "of 2 workload(s)")},
             },
     });
   }
@@ -2733,13 +2744,13 @@ std::vector<LastSchedulingContextCase> LastSchedulingContextCases() {
       .want_conditions =
           {
               {"default/preemptor",
-               {Pending("WaitingForQuota",
-                        "couldn't assign flavors to pod set main: "
-                        "insufficient quota for cpu in flavor spot, "
-                        "previously considered podsets requests (0) + "
-                        "current podset request (20) > maximum capacity "
-                        "(10), insufficient unused quota for cpu in flavor "
-                        "on-demand, 20 more needed")}},
+               Unadmitted("WaitingForQuota",
+                          "couldn't assign flavors to pod set main: "
+                          "insufficient quota for cpu in flavor spot, "
+                          "previously considered podsets requests (0) + "
+                          "current podset request (20) > maximum capacity "
+                          "(10), insufficient unused quota for cpu in flavor "
+                          "on-demand, 20 more needed")},
           },
       .want_admissions_on_second_schedule =
           {
@@ -3038,7 +3049,7 @@ TEST(EntryOrderingKueueTest, EvictionTimestampDecidesWhichHeadGoesFirst) {
       (std::map<std::string, Admission>{
           {"default/b",
            AdmissionBuilder("cq-b").Assign("cpu", "default", "2").Build()}}));
-  ExpectConditions(state, {{"default/a", {NoLongerFits()}}});
+  ExpectConditions(state, {{"default/a", NoLongerFits()}});
 }
 
 }  // namespace

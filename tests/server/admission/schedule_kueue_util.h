@@ -106,6 +106,18 @@ inline Condition Pending(std::string reason, std::string message) {
                    std::move(message)};
 }
 
+// A workload the cycle did not admit, as Kueue's wantWorkloads list it with
+// UnadmittedWorkloadsObservability (on by default at Kueue's HEAD): the
+// scheduler's QuotaReserved=False reason and message, and the
+// Admitted=False NoReservation that UnsetQuotaReservationWithCondition's
+// SyncAdmittedCondition adds.
+inline std::vector<Condition> Unadmitted(std::string reason,
+                                         std::string message) {
+  return {Pending(std::move(reason), std::move(message)),
+          Condition{kConditionAdmitted, "False", kReasonNoReservation,
+                    kMessageNoReservation}};
+}
+
 // QuotaReserved=True and Admitted=True, as Kueue's admit() writes them when
 // every admission check is Ready.
 inline std::vector<Condition> ReservedAndAdmitted(const std::string& cq) {
@@ -138,9 +150,10 @@ inline std::vector<Condition> PreemptedBy(const std::string& reason,
 }
 
 // Kueue's "Workload no longer fits after processing another workload".
-inline Condition NoLongerFits() {
-  return Pending(scheduler::kReasonWaitingForQuota,
-                 "Workload no longer fits after processing another workload");
+inline std::vector<Condition> NoLongerFits() {
+  return Unadmitted(
+      kReasonWaitingForQuota,
+      "Workload no longer fits after processing another workload");
 }
 
 // Admissions of every workload holding quota ("ns/name" -> admission), as

@@ -739,9 +739,11 @@ TEST_F(EngineTest, ClusterQueueHoldAndDrainEvictsAndResumeReadmits) {
             "The ClusterQueue is stopped");
   EXPECT_EQ(Cond(a.workload, "Requeued")->status, "False");
   EXPECT_EQ(Cond(a.workload, "Admitted")->reason, "NoReservation");
+  // Kueue's workload controller (getQueueBlocker): a stopped ClusterQueue is
+  // an inactive one.
   EXPECT_EQ(Cond(a.workload, kConditionQuotaReserved)->reason, "Suspended");
   EXPECT_EQ(Cond(a.workload, kConditionQuotaReserved)->message,
-            "ClusterQueue ai-training-queue is stopped");
+            "ClusterQueue ai-training-queue is inactive");
   ASSERT_OK_AND_ASSIGN(
       ObjectView cq,
       engine_->GetObject({ObjectKind::kClusterQueue, "", "ai-training-queue"}));
@@ -779,8 +781,10 @@ TEST_F(EngineTest, LocalQueueHoldAndDrainEvicts) {
   ASSERT_OK_AND_ASSIGN(WorkloadView a, engine_->GetWorkload({"team-ml", "a"}));
   EXPECT_EQ(StateOf(a.workload), WorkloadState::kPending);
   EXPECT_EQ(Cond(a.workload, "Evicted")->reason, "LocalQueueStopped");
+  EXPECT_EQ(Cond(a.workload, kConditionQuotaReserved)->reason, "Suspended");
   EXPECT_EQ(Cond(a.workload, kConditionQuotaReserved)->message,
-            "LocalQueue ml-jobs is stopped");
+            "LocalQueue ml-jobs is inactive");
+  EXPECT_EQ(Cond(a.workload, kConditionAdmitted)->reason, "NoReservation");
   ApplySeed(true, StopPolicy::kNone, StopPolicy::kNone);
   ASSERT_OK_AND_ASSIGN(a, engine_->GetWorkload({"team-ml", "a"}));
   EXPECT_EQ(StateOf(a.workload), WorkloadState::kAdmitted);
@@ -821,8 +825,13 @@ TEST_F(EngineTest, StopRemovesReservationOfWorkloadWaitingForChecks) {
   ASSERT_OK_AND_ASSIGN(w, engine_->GetWorkload({"ns", "w"}));
   EXPECT_EQ(StateOf(w.workload), WorkloadState::kPending);
   EXPECT_FALSE(w.workload.admission.has_value());
+  // Kueue unsets the reservation with "ClusterQueue cq is stopped"
+  // (reconcileOnClusterQueueActiveState); its next reconcile finds the
+  // workload without quota and re-derives the reason (getQueueBlocker).
+  EXPECT_EQ(Cond(w.workload, kConditionQuotaReserved)->reason, "Suspended");
   EXPECT_EQ(Cond(w.workload, kConditionQuotaReserved)->message,
-            "ClusterQueue cq is stopped");
+            "ClusterQueue cq is inactive");
+  EXPECT_EQ(Cond(w.workload, kConditionAdmitted)->reason, "NoReservation");
 }
 
 // A ClusterQueue "cq" with AdmissionCheck "prov" and one LocalQueue, and a
