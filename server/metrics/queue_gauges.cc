@@ -181,6 +181,15 @@ void CaptureLocalQueue(const admission::AdmissionState& state,
   out.Set("kueue_local_queue_admitted_active_workloads",
           "Admitted workloads that have not finished, per local_queue.", who,
           tally.admitted);
+  for (const auto& [why, count] : tally.unadmitted) {
+    out.Set("kueue_local_queue_unadmitted_workloads",
+            "Workloads not admitted, per local_queue, by the reason of their "
+            "Admitted condition and the QuotaReserved reason under it.",
+            with({{"cluster_queue", lq.cluster_queue},
+                  {"reason", why.reason},
+                  {"underlying_cause", why.underlying_cause}}),
+            static_cast<double>(count));
+  }
   const Condition active = state.LocalQueueActiveCondition(lq);
   for (const char* s : {kConditionTrue, kConditionFalse, "Unknown"}) {
     out.Set("kueue_local_queue_status",
@@ -258,6 +267,9 @@ bool GaugeCapture::Step(const admission::AdmissionState& state,
       if (tally == nullptr) {
         tally = &tallies_[{wl.meta.namespace_name.str(), wl.queue_name.str()}];
       }
+      if (std::optional<UnadmittedReason> why = UnadmittedReasonOf(wl)) {
+        ++tally->unadmitted[*why];
+      }
       if (!HoldsQuota(wl)) {
         switch (queues.WhereQueued(KeyOf(wl))) {
           case queue::Manager::Queued::kNo:
@@ -299,8 +311,14 @@ bool GaugeCapture::Step(const admission::AdmissionState& state,
       } else if (const auto* lq = std::get_if<LocalQueue>(&object)) {
         auto found =
             tallies_.find({lq->meta.namespace_name.str(), lq->meta.name});
-        CaptureLocalQueue(
-            state, *lq, found == tallies_.end() ? none : found->second, *out_);
+        const LocalQueueTally& tally =
+            found == tallies_.end() ? none : found->second;
+        CaptureLocalQueue(state, *lq, tally, *out_);
+        // As Kueue, a workload counts under the ClusterQueue its
+        // LocalQueue names, which may not exist.
+        for (const auto& [why, count] : tally.unadmitted) {
+          unadmitted_[lq->cluster_queue][why] += count;
+        }
       } else if (const auto* cohort = std::get_if<Cohort>(&object)) {
         if (!state.configuration().fair_sharing.has_value()) continue;
         const cache::CohortSnapshot* node =
@@ -311,6 +329,18 @@ bool GaugeCapture::Step(const admission::AdmissionState& state,
                   "divided by its fair-sharing weight (0 when not borrowing).",
                   {{"cohort", cohort->meta.name}},
                   cache::DominantResourceShare(*node).PreciseWeightedShare());
+      }
+    }
+    for (const auto& [cluster_queue, reasons] : unadmitted_) {
+      for (const auto& [why, count] : reasons) {
+        out_->Set("kueue_unadmitted_workloads",
+                  "Workloads not admitted, per cluster_queue, by the reason "
+                  "of their Admitted condition and the QuotaReserved reason "
+                  "under it (Kueue's UnadmittedWorkloadsObservability).",
+                  {{"cluster_queue", cluster_queue},
+                   {"reason", why.reason},
+                   {"underlying_cause", why.underlying_cause}},
+                  static_cast<double>(count));
       }
     }
     phase_ = Phase::kDone;

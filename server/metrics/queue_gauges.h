@@ -24,6 +24,7 @@
 #include "server/cache/cache.h"
 #include "server/core/names.h"
 #include "server/core/objects.h"
+#include "server/core/unadmitted.h"
 #include "server/engine/batch_observer.h"
 #include "server/engine/engine.h"
 
@@ -39,6 +40,8 @@ struct LocalQueueTally {
   int admitted = 0;
   cache::FlavorResourceQuantities reserved;
   cache::FlavorResourceQuantities used;
+  // Kueue's kueue_unadmitted_workloads labels, counted.
+  std::map<UnadmittedReason, int64_t> unadmitted;
 };
 
 // One capture of the gauges, taken in steps on the engine thread so that a
@@ -64,6 +67,9 @@ class GaugeCapture {
   NamespacedName next_workload_;
   ObjectKey next_object_;
   std::map<std::pair<std::string, std::string>, LocalQueueTally> tallies_;
+  // kueue_unadmitted_workloads by ClusterQueue, summed from the
+  // LocalQueues' tallies once the objects are captured.
+  std::map<std::string, std::map<UnadmittedReason, int64_t>> unadmitted_;
   std::unique_ptr<GaugeFamilies> out_;
 };
 

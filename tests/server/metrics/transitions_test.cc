@@ -147,7 +147,7 @@ TEST(TransitionsTest, ReleaseAfterEvictionMeasuresTheLatency) {
                {kConditionEvicted, kConditionTrue, kReasonPreempted, "",
                 kNow - absl::Seconds(12)});
   SetCondition(&wl.conditions, {kConditionQuotaReserved, kConditionFalse,
-                                kReasonPending, "", kNow});
+                                kReasonPendingEvaluation, "", kNow});
   const WorkloadTransitions t = TransitionsOf(wl, kNow);
   EXPECT_FALSE(t.evicted);
   EXPECT_TRUE(t.released_after_eviction);
