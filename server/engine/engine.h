@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 
 #include "server/admission/explain.h"
+#include "server/admission/pending_workloads.h"
 #include "server/admission/state.h"
 #include "server/admission/what_if.h"
 #include "server/common/clock.h"
@@ -204,6 +205,20 @@ class Engine {
   // start from the ClusterQueue's admissions over the last
   // `kAdmissionRateWindow`. NotFound when unknown or finished.
   absl::StatusOr<ExplainResult> Explain(const NamespacedName& key);
+  // Kueue's visibility API: a page of the pending workloads of a
+  // ClusterQueue, or of a LocalQueue, in the order its ClusterQueue tries
+  // them, with their positions (admission::PendingWorkloadsInClusterQueue
+  // and PendingWorkloadsInLocalQueue; the positions are the ones
+  // GetWorkload and Explain give). NotFound for an unknown queue,
+  // InvalidArgument naming the option for a bad offset or limit.
+  absl::StatusOr<Listed<admission::PendingWorkload>>
+  PendingWorkloadsInClusterQueue(
+      const std::string& cluster_queue,
+      const admission::PendingWorkloadOptions& options);
+  absl::StatusOr<Listed<admission::PendingWorkload>>
+  PendingWorkloadsInLocalQueue(
+      const NamespacedName& local_queue,
+      const admission::PendingWorkloadOptions& options);
   // The live dry-run (admission::SimulateAdmission) of a new workload, or
   // of the stored one named `key` when `workload` is null. Writes nothing.
   absl::StatusOr<admission::WhatIf> Simulate(std::optional<Workload> workload,
