@@ -63,10 +63,17 @@ struct EngineOptions {
 using admission::FlavorPlacement;
 using admission::FlavorUsage;
 using admission::ObjectView;
+using admission::PendingWorkload;
+using admission::PendingWorkloadOptions;
 using admission::PodSetPlacement;
 using admission::QueueStatus;
 using admission::ResourceUsage;
 using admission::WorkloadView;
+
+// The checks of a visibility request's options, for the edges that report
+// a bad one before calling the engine.
+using admission::ValidatePendingWorkloadsLimit;
+using admission::ValidatePendingWorkloadsOffset;
 
 struct ApplyResult {
   std::string action;  // created, configured, unchanged
@@ -211,14 +218,10 @@ class Engine {
   // and PendingWorkloadsInLocalQueue; the positions are the ones
   // GetWorkload and Explain give). NotFound for an unknown queue,
   // InvalidArgument naming the option for a bad offset or limit.
-  absl::StatusOr<Listed<admission::PendingWorkload>>
-  PendingWorkloadsInClusterQueue(
-      const std::string& cluster_queue,
-      const admission::PendingWorkloadOptions& options);
-  absl::StatusOr<Listed<admission::PendingWorkload>>
-  PendingWorkloadsInLocalQueue(
-      const NamespacedName& local_queue,
-      const admission::PendingWorkloadOptions& options);
+  absl::StatusOr<Listed<PendingWorkload>> PendingWorkloadsInClusterQueue(
+      const std::string& cluster_queue, const PendingWorkloadOptions& options);
+  absl::StatusOr<Listed<PendingWorkload>> PendingWorkloadsInLocalQueue(
+      const NamespacedName& local_queue, const PendingWorkloadOptions& options);
   // The live dry-run (admission::SimulateAdmission) of a new workload, or
   // of the stored one named `key` when `workload` is null. Writes nothing.
   absl::StatusOr<admission::WhatIf> Simulate(std::optional<Workload> workload,
