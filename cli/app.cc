@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "cli/command.h"
 #include "cli/commands/commands.h"
+#include "cli/commands/list.h"
 
 namespace kq::cli {
 namespace {
@@ -92,6 +93,9 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   get->add_flag("-A,--all-namespaces", get_options.all_namespaces,
                 "List namespaced objects of every namespace");
   get->add_option("-o,--output", get_options.output, "wide|json|yaml|name");
+
+  ListOptions list_options;
+  CLI::App* list = AddListCommand(app, list_options);
 
   DescribeOptions describe_options;
   CLI::App* describe =
@@ -334,6 +338,9 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   if (get->parsed()) {
     get_options.namespace_name = ns;
     return RunGet(get_options, ctx);
+  }
+  if (list->parsed()) {
+    return RunList(list_options, ctx);
   }
   if (describe->parsed()) {
     describe_options.namespace_name = ns;

@@ -63,6 +63,13 @@ ALLOWED = {
             "base", "server/common", "server/core", "server/admission",
             "server/store", "spdlog"
         },
+    # Kueue's visibility API as HTTP answers: engine reads, rendered as
+    # Kueue's JSON.
+    "server/visibility":
+        ABSL | {
+            "base", "server/common", "server/core", "server/engine",
+            "server/admission", "nlohmann"
+        },
     "server/api":
         ABSL | {
             "base", "server/common", "server/core", "server/engine",

@@ -1,6 +1,7 @@
-// Client's cancellable Watch and WatchResumable for clients that implement
-// only the plain forms: they cannot interrupt a stream waiting for its next
-// event, so they end it at the next event instead.
+// Client's defaults for clients that implement only the pure virtual
+// calls: the cancellable Watch and WatchResumable, which cannot interrupt a
+// stream waiting for its next event and so end it at the next event
+// instead, and PendingWorkloads, which such a client does not serve.
 
 #include "kq/client/client.h"
 
@@ -8,6 +9,7 @@
 #include <stop_token>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace kq::client {
 namespace {
@@ -49,6 +51,12 @@ absl::Status Client::WatchResumable(
   absl::Status status = WatchResumable(
       request, EndOnCancel(on_event, cancel, &cancelled), progress);
   return cancelled ? absl::CancelledError("watch cancelled") : status;
+}
+
+absl::StatusOr<v1::PendingWorkloadsResponse> Client::PendingWorkloads(
+    const v1::PendingWorkloadsRequest&) {
+  return absl::UnimplementedError(
+      "PendingWorkloads: not implemented by this client");
 }
 
 }  // namespace kq::client

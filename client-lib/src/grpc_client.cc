@@ -520,6 +520,14 @@ class GrpcClient : public Client {
         });
   }
 
+  absl::StatusOr<v1::PendingWorkloadsResponse> PendingWorkloads(
+      const v1::PendingWorkloadsRequest& request) override {
+    return Retried<v1::PendingWorkloadsResponse>(
+        request, [this](auto* context, auto& req, auto* resp) {
+          return queue_->PendingWorkloads(context, req, resp);
+        });
+  }
+
   absl::Status Watch(
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event) override {

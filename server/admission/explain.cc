@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "server/admission/pending_workloads.h"
 #include "server/cache/cache.h"
 #include "server/core/conditions.h"
 #include "server/preemption/oracle.h"
@@ -14,30 +15,6 @@
 
 namespace kq::admission {
 namespace {
-
-// Position among the queued workloads of the same LocalQueue, counted as
-// Kueue's visibility API counts it: over the ClusterQueue's order (heap and
-// inadmissible set together), only the workloads with the same namespace
-// and queue name.
-std::optional<int64_t> PositionInLocalQueue(const AdmissionState& state,
-                                            const Workload& wl) {
-  const NamespacedName key = KeyOf(wl);
-  const queue::Manager& queues = state.queues();
-  const std::string* cq = queues.ClusterQueueOf(key);
-  if (cq == nullptr) return std::nullopt;
-  const queue::QueueKey own = queue::KeyFor(wl);
-  int64_t ahead = 0;
-  for (const std::vector<NamespacedName>& part :
-       {queues.ActiveWorkloads(*cq), queues.InadmissibleWorkloads(*cq)}) {
-    for (const NamespacedName& other_key : part) {
-      if (other_key == key || other_key.first != key.first) continue;
-      const Workload* other = state.FindWorkload(other_key);
-      if (other == nullptr || other->queue_name != wl.queue_name) continue;
-      if (queue::KeyFor(*other) < own) ++ahead;
-    }
-  }
-  return ahead;
-}
 
 // The quota of `resource` on `flavor` as the ClusterQueue spec writes it.
 const ResourceQuota* SpecQuota(const FlavorQuotas& flavor,
@@ -211,7 +188,7 @@ absl::StatusOr<Explanation> Explain(AdmissionState& state,
     out.message = c->message;
   }
   out.position_in_cluster_queue = state.queues().PositionOf(key);
-  out.position_in_local_queue = PositionInLocalQueue(state, *wl);
+  out.position_in_local_queue = PositionInLocalQueue(state, key);
 
   if (workload_state != WorkloadState::kPending || out.cluster_queue.empty()) {
     return out;

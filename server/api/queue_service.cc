@@ -359,6 +359,65 @@ grpc::Status QueueServiceImpl::Simulate(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+absl::Status ValidatePendingWorkloadsRequest(
+    const v1::PendingWorkloadsRequest& request) {
+  if (!request.cluster_queue().empty()) {
+    if (!request.local_queue().empty()) {
+      return absl::InvalidArgumentError(
+          "local_queue: must be empty when cluster_queue is set");
+    }
+    if (!request.namespace_().empty()) {
+      return absl::InvalidArgumentError(
+          "namespace: must be empty when cluster_queue is set (a "
+          "ClusterQueue has no namespace)");
+    }
+  } else if (request.local_queue().empty()) {
+    return absl::InvalidArgumentError(
+        request.namespace_().empty()
+            ? "cluster_queue: required, or namespace and local_queue"
+            : "local_queue: required with namespace");
+  } else if (request.namespace_().empty()) {
+    return absl::InvalidArgumentError("namespace: required with local_queue");
+  }
+  if (absl::Status s = engine::ValidatePendingWorkloadsOffset(request.offset());
+      !s.ok()) {
+    return s;
+  }
+  return engine::ValidatePendingWorkloadsLimit(request.limit());
+}
+
+grpc::Status QueueServiceImpl::PendingWorkloads(
+    grpc::ServerContext*, const v1::PendingWorkloadsRequest* request,
+    v1::PendingWorkloadsResponse* response) {
+  if (absl::Status s = ValidatePendingWorkloadsRequest(*request); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
+  const engine::PendingWorkloadOptions options{.offset = request->offset(),
+                                               .limit = request->limit()};
+  absl::StatusOr<engine::Listed<engine::PendingWorkload>> listed =
+      request->cluster_queue().empty()
+          ? engine_.PendingWorkloadsInLocalQueue(
+                {request->namespace_(), request->local_queue()}, options)
+          : engine_.PendingWorkloadsInClusterQueue(request->cluster_queue(),
+                                                   options);
+  if (!listed.ok()) return ToGrpcStatus(listed.status());
+  response->mutable_items()->Reserve(static_cast<int>(listed->items.size()));
+  for (const engine::PendingWorkload& p : listed->items) {
+    v1::PendingWorkload* item = response->add_items();
+    v1::ObjectMeta* meta = item->mutable_metadata();
+    meta->set_name(p.name);
+    meta->set_namespace_(p.namespace_name);
+    meta->set_uid(p.uid.str());
+    *meta->mutable_creation_timestamp() = codec::ToProto(p.creation_timestamp);
+    item->set_priority(p.priority);
+    item->set_local_queue_name(p.local_queue_name);
+    item->set_position_in_cluster_queue(p.position_in_cluster_queue);
+    item->set_position_in_local_queue(p.position_in_local_queue);
+  }
+  response->set_revision(listed->revision);
+  return grpc::Status::OK;
+}
+
 grpc::Status QueueServiceImpl::Watch(
     grpc::ServerContext* context, const v1::WatchRequest* request,
     grpc::ServerWriter<v1::WatchEvent>* writer) {

@@ -20,6 +20,13 @@ absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,
 void FillAdmitResponse(const engine::AdmitOutcome& outcome,
                        v1::TemplateForm form, v1::AdmitResponse* response);
 
+// Which queue a PendingWorkloads request names, and the page, checked:
+// INVALID_ARGUMENT naming the field when it names no queue, both a
+// ClusterQueue and a LocalQueue, a LocalQueue without its namespace (or
+// the reverse), or a bad offset or limit.
+absl::Status ValidatePendingWorkloadsRequest(
+    const v1::PendingWorkloadsRequest& request);
+
 // Thread-safe: gRPC calls handlers concurrently; the engine serializes.
 class AdminServiceImpl final : public v1::AdminService::Service {
  public:
@@ -105,6 +112,9 @@ class QueueServiceImpl final
   grpc::Status Simulate(grpc::ServerContext* context,
                         const v1::SimulateRequest* request,
                         v1::SimulateResponse* response) override;
+  grpc::Status PendingWorkloads(
+      grpc::ServerContext* context, const v1::PendingWorkloadsRequest* request,
+      v1::PendingWorkloadsResponse* response) override;
 
  private:
   // The `done` a callback handler gives the engine: on `replies_`'s thread

@@ -404,6 +404,35 @@ absl::StatusOr<ExplainResult> Engine::Explain(const NamespacedName& key) {
   });
 }
 
+absl::StatusOr<Listed<admission::PendingWorkload>>
+Engine::PendingWorkloadsInClusterQueue(
+    const std::string& cluster_queue,
+    const admission::PendingWorkloadOptions& options) {
+  using Result = Listed<admission::PendingWorkload>;
+  return Call<Result>([this, cluster_queue,
+                       options]() -> absl::StatusOr<Result> {
+    Result listed;
+    KQ_ASSIGN_OR_RETURN(listed.items, admission::PendingWorkloadsInClusterQueue(
+                                          state_, cluster_queue, options));
+    listed.revision = revision_;
+    return listed;
+  });
+}
+
+absl::StatusOr<Listed<admission::PendingWorkload>>
+Engine::PendingWorkloadsInLocalQueue(
+    const NamespacedName& local_queue,
+    const admission::PendingWorkloadOptions& options) {
+  using Result = Listed<admission::PendingWorkload>;
+  return Call<Result>([this, local_queue, options]() -> absl::StatusOr<Result> {
+    Result listed;
+    KQ_ASSIGN_OR_RETURN(listed.items, admission::PendingWorkloadsInLocalQueue(
+                                          state_, local_queue, options));
+    listed.revision = revision_;
+    return listed;
+  });
+}
+
 absl::StatusOr<admission::WhatIf> Engine::Simulate(
     std::optional<Workload> workload, const NamespacedName& key) {
   return Call<admission::WhatIf>(

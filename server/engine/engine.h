@@ -27,6 +27,7 @@
 #include "absl/types/span.h"
 
 #include "server/admission/explain.h"
+#include "server/admission/pending_workloads.h"
 #include "server/admission/state.h"
 #include "server/admission/what_if.h"
 #include "server/common/clock.h"
@@ -64,10 +65,17 @@ struct EngineOptions {
 using admission::FlavorPlacement;
 using admission::FlavorUsage;
 using admission::ObjectView;
+using admission::PendingWorkload;
+using admission::PendingWorkloadOptions;
 using admission::PodSetPlacement;
 using admission::QueueStatus;
 using admission::ResourceUsage;
 using admission::WorkloadView;
+
+// The checks of a visibility request's options, for the edges that report
+// a bad one before calling the engine.
+using admission::ValidatePendingWorkloadsLimit;
+using admission::ValidatePendingWorkloadsOffset;
 
 struct ApplyResult {
   std::string action;  // created, configured, unchanged
@@ -206,6 +214,16 @@ class Engine {
   // start from the ClusterQueue's admissions over the last
   // `kAdmissionRateWindow`. NotFound when unknown or finished.
   absl::StatusOr<ExplainResult> Explain(const NamespacedName& key);
+  // Kueue's visibility API: a page of the pending workloads of a
+  // ClusterQueue, or of a LocalQueue, in the order its ClusterQueue tries
+  // them, with their positions (admission::PendingWorkloadsInClusterQueue
+  // and PendingWorkloadsInLocalQueue; the positions are the ones
+  // GetWorkload and Explain give). NotFound for an unknown queue,
+  // InvalidArgument naming the option for a bad offset or limit.
+  absl::StatusOr<Listed<PendingWorkload>> PendingWorkloadsInClusterQueue(
+      const std::string& cluster_queue, const PendingWorkloadOptions& options);
+  absl::StatusOr<Listed<PendingWorkload>> PendingWorkloadsInLocalQueue(
+      const NamespacedName& local_queue, const PendingWorkloadOptions& options);
   // The live dry-run (admission::SimulateAdmission) of a new workload, or
   // of the stored one named `key` when `workload` is null. Writes nothing.
   absl::StatusOr<admission::WhatIf> Simulate(std::optional<Workload> workload,

@@ -422,6 +422,29 @@ std::vector<NamespacedName> Manager::InadmissibleWorkloads(
   return WorkloadsOf(entries);
 }
 
+std::vector<NamespacedName> Manager::PendingWorkloads(
+    const std::string& cluster_queue, size_t max) const {
+  auto it = queues_.find(cluster_queue);
+  if (it == queues_.end()) return {};
+  const Pending& pending = it->second;
+  std::vector<const Entry*> entries(pending.inadmissible.begin(),
+                                    pending.inadmissible.end());
+  entries.reserve(entries.size() + pending.active.size());
+  pending.active.ForEach(
+      [&](const Slot& slot) { entries.push_back(slot.entry); });
+  auto before = [](const Entry* a, const Entry* b) { return Before(*a, *b); };
+  // A page near the front of a deep queue needs only its first entries in
+  // order, not all of them.
+  if (max < entries.size()) {
+    std::partial_sort(entries.begin(), entries.begin() + max, entries.end(),
+                      before);
+    entries.resize(max);
+  } else {
+    std::sort(entries.begin(), entries.end(), before);
+  }
+  return WorkloadsOf(entries);
+}
+
 std::optional<int64_t> Manager::PositionOf(
     const NamespacedName& workload) const {
   const Entry* entry = Held(workload);

@@ -6,6 +6,7 @@
 // timestamp, then UID; they differ in where a head that could not be
 // admitted goes (Requeue).
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -153,6 +154,13 @@ class Manager {
       const std::string& cluster_queue) const;
   std::vector<NamespacedName> InadmissibleWorkloads(
       const std::string& cluster_queue) const;
+  // Kueue's ClusterQueue.Snapshot, what its visibility API lists: the first
+  // `max` pending workloads of a ClusterQueue, heap and inadmissible set
+  // together (those parked with an equivalent included), in queue order,
+  // so that each one's index is its PositionOf(). Empty for an unknown
+  // ClusterQueue.
+  std::vector<NamespacedName> PendingWorkloads(const std::string& cluster_queue,
+                                               size_t max = SIZE_MAX) const;
   // 0-based position of a workload in its ClusterQueue's order (active and
   // inadmissible together, as Kueue's visibility API), or nullopt.
   std::optional<int64_t> PositionOf(const NamespacedName& workload) const;

@@ -198,6 +198,16 @@ absl::StatusOr<v1::SimulateResponse> RecordingClient::Simulate(
   return real_.Simulate(request);
 }
 
+absl::StatusOr<v1::PendingWorkloadsResponse> RecordingClient::PendingWorkloads(
+    const v1::PendingWorkloadsRequest& request) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back("PendingWorkloads");
+    pending_workloads_requests_.push_back(request);
+  }
+  return real_.PendingWorkloads(request);
+}
+
 absl::Status RecordingClient::Watch(
     const v1::WatchRequest& request,
     const std::function<bool(const v1::WatchEvent&)>& on_event) {
@@ -318,6 +328,12 @@ std::vector<v1::ExplainResponse> RecordingClient::explain_answers() const {
 std::vector<v1::WatchRequest> RecordingClient::watch_requests() const {
   std::lock_guard<std::mutex> lock(mu_);
   return watch_requests_;
+}
+
+std::vector<v1::PendingWorkloadsRequest>
+RecordingClient::pending_workloads_requests() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_workloads_requests_;
 }
 
 }  // namespace kq::cli::testing

@@ -89,6 +89,8 @@ class RecordingClient : public client::Client {
                                               const std::string& name) override;
   absl::StatusOr<v1::SimulateResponse> Simulate(
       const v1::SimulateRequest& request) override;
+  absl::StatusOr<v1::PendingWorkloadsResponse> PendingWorkloads(
+      const v1::PendingWorkloadsRequest& request) override;
   absl::Status Watch(
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event) override;
@@ -133,6 +135,8 @@ class RecordingClient : public client::Client {
   std::vector<v1::ExplainResponse> explain_answers() const;
   // Watch and WatchResumable requests, as sent by the CLI.
   std::vector<v1::WatchRequest> watch_requests() const;
+  // Every PendingWorkloads request.
+  std::vector<v1::PendingWorkloadsRequest> pending_workloads_requests() const;
 
  private:
   void Record(const char* method);
@@ -153,6 +157,7 @@ class RecordingClient : public client::Client {
   std::vector<v1::SimulateRequest> simulate_requests_;
   std::vector<v1::ExplainResponse> explain_answers_;
   std::vector<v1::WatchRequest> watch_requests_;
+  std::vector<v1::PendingWorkloadsRequest> pending_workloads_requests_;
 };
 
 }  // namespace kq::cli::testing

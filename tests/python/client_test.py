@@ -99,6 +99,29 @@ class ErrorMappingTest(unittest.TestCase):
             kq.workload("neg", NS, "lq", {"cpu": "1"}, count=-1))
         self.assertIn("spec.podSets[0].count:", message)
 
+    def test_pending_workloads(self):
+        # 5 cpu never fit in 4: both stay pending, in submission order.
+        for name in ("wait-1", "wait-2"):
+            self.client.submit_workload(
+                kq.workload(name, NS, "lq", {"cpu": "5"}))
+        page = self.client.pending_workloads(namespace=NS, local_queue="lq")
+        names = [p.metadata.name for p in page.items]
+        self.assertEqual(names[names.index("wait-1"):][:2],
+                         ["wait-1", "wait-2"])
+        second = page.items[names.index("wait-2")]
+        self.assertEqual(second.local_queue_name, "lq")
+        self.assertEqual(
+            second.position_in_local_queue,
+            page.items[names.index("wait-1")].position_in_local_queue + 1)
+        message = self.assertKqError(
+            grpc.StatusCode.INVALID_ARGUMENT, self.client.pending_workloads,
+            cluster_queue="cq", limit=100001)
+        self.assertEqual(message, "limit: must be at most 100000")
+        message = self.assertKqError(
+            grpc.StatusCode.NOT_FOUND, self.client.pending_workloads,
+            cluster_queue="missing")
+        self.assertEqual(message, 'ClusterQueue "missing" not found')
+
     def test_already_exists_and_failed_precondition(self):
         self.client.submit_workload(kq.workload("once", NS, "lq", {"cpu": "1"}))
         message = self.assertKqError(

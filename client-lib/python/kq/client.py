@@ -688,6 +688,18 @@ class Client:
                           queue_service_pb2.ExplainRequest(
                               namespace=namespace, name=name), True)
 
+    def pending_workloads(self, cluster_queue="", namespace="",
+                          local_queue="", offset=0, limit=0):
+        """PendingWorkloadsResponse: Kueue's visibility API, a page of the
+        pending workloads of `cluster_queue`, or of the LocalQueue
+        `namespace`/`local_queue`, in the order the ClusterQueue tries them,
+        each with its position in both queues. limit=0 lists 1000."""
+        return self._call(self._queue.PendingWorkloads,
+                          queue_service_pb2.PendingWorkloadsRequest(
+                              cluster_queue=cluster_queue,
+                              namespace=namespace, local_queue=local_queue,
+                              offset=offset, limit=limit), True)
+
     def simulate(self, wl=None, namespace="", name="",
                  templates_as_json=False):
         """SimulateResponse: would this workload (or the stored pending one

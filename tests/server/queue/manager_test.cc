@@ -176,6 +176,35 @@ TEST(ManagerTest, ParkedWorkloadsListInQueueOrder) {
   EXPECT_EQ(PopAll(m), (std::vector<std::string>{"high", "mid", "late"}));
 }
 
+// Kueue's ClusterQueue.Snapshot: heap and parked workloads in one queue
+// order, each at its PositionOf; a first-n listing is that order's front.
+TEST(ManagerTest, PendingWorkloadsListHeapAndParkedInQueueOrder) {
+  Manager m;
+  m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);
+  m.Push("cq", Key("mid", 0, 20));
+  m.Push("cq", Key("high", 9, 40));
+  m.Push("cq", Key("late", 0, 30));
+  m.Push("cq", Key("early", 0, 10));
+  // "high" is parked, the others wait in the heap.
+  m.PopHeads([](const std::string&) { return true; });
+  ASSERT_TRUE(
+      m.Requeue("cq", Key("high", 9, 40), Manager::RequeueReason::kNoFit));
+  auto names = [](const std::vector<NamespacedName>& workloads) {
+    std::vector<std::string> out;
+    for (const NamespacedName& w : workloads) out.push_back(w.second);
+    return out;
+  };
+  const std::vector<NamespacedName> all = m.PendingWorkloads("cq");
+  EXPECT_THAT(names(all), ElementsAreArray({"high", "early", "mid", "late"}));
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(m.PositionOf(all[i]), static_cast<int64_t>(i)) << all[i].second;
+  }
+  EXPECT_THAT(names(m.PendingWorkloads("cq", 2)),
+              ElementsAreArray({"high", "early"}));
+  EXPECT_THAT(names(m.PendingWorkloads("cq", 0)), ::testing::IsEmpty());
+  EXPECT_THAT(m.PendingWorkloads("unknown"), ::testing::IsEmpty());
+}
+
 TEST(ManagerTest, BestEffortFifoRetriesImmediatelyAfterNominationFailure) {
   Manager m;
   m.UpsertClusterQueue("cq", QueueingStrategy::kBestEffortFIFO);

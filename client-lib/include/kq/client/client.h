@@ -173,6 +173,15 @@ class Client {
       const std::string& namespace_name, const std::string& name) = 0;
   virtual absl::StatusOr<v1::SimulateResponse> Simulate(
       const v1::SimulateRequest& request) = 0;
+  // Kueue's visibility API: a page of the pending workloads of
+  // request.cluster_queue, or of the LocalQueue request.namespace /
+  // request.local_queue, in the order its ClusterQueue tries them, with
+  // each one's position in its ClusterQueue and LocalQueue. A read:
+  // retried. INVALID_ARGUMENT naming the field for a bad request, NOT_FOUND
+  // for an unknown queue. This default, for clients that do not implement
+  // it, returns UNIMPLEMENTED.
+  virtual absl::StatusOr<v1::PendingWorkloadsResponse> PendingWorkloads(
+      const v1::PendingWorkloadsRequest& request);
 
   // Streams events to `on_event` until it returns false (then returns OK) or
   // the stream fails (returns its status). Blocks the calling thread. No
