@@ -1,6 +1,10 @@
 #include "server/http/kqd_endpoint.h"
 
+#include <map>
+#include <string>
+
 #include "base/metrics.h"
+#include "server/visibility/visibility.h"
 
 namespace kq::http {
 
@@ -19,6 +23,19 @@ KqdEndpoint::KqdEndpoint(engine::Engine& engine,
     res.status = 200;
     res.set_content("ok", kTextContentType);
   });
+  // Kueue's on-demand visibility API, as its aggregated API server serves
+  // it (every method, so that a write is refused as Kubernetes does).
+  const std::string visibility_paths =
+      std::string(visibility::kPathPrefix) + ".*";
+  auto visibility = [this](const httplib::Request& req,
+                           httplib::Response& res) {
+    ServeVisibility(req, res);
+  };
+  server.Get(visibility_paths, visibility);
+  server.Post(visibility_paths, visibility);
+  server.Put(visibility_paths, visibility);
+  server.Patch(visibility_paths, visibility);
+  server.Delete(visibility_paths, visibility);
   server.Get("/readyz", [this](const httplib::Request&,
                                httplib::Response& res) {
     if (engine_.ready()) {
@@ -32,6 +49,17 @@ KqdEndpoint::KqdEndpoint(engine::Engine& engine,
         "and refuses calls until it reloads (see its log)",
         kTextContentType);
   });
+}
+
+void KqdEndpoint::ServeVisibility(const httplib::Request& req,
+                                  httplib::Response& res) {
+  visibility::Query query;
+  // Kubernetes reads the first of a repeated parameter.
+  for (const auto& [name, value] : req.params) query.emplace(name, value);
+  const visibility::HttpAnswer answer =
+      visibility::Serve(engine_, req.method, req.path, query);
+  res.status = answer.status;
+  res.set_content(answer.body, kJsonContentType);
 }
 
 absl::Status KqdEndpoint::Start(const HostPort& address) {

@@ -27,6 +27,8 @@ class KqdEndpoint {
   void Stop() { listener_.Stop(); }
 
  private:
+  void ServeVisibility(const httplib::Request& req, httplib::Response& res);
+
   engine::Engine& engine_;
   const metrics::KqdMetrics& metrics_;
   Listener listener_;

@@ -51,6 +51,27 @@ TEST(KqdEndpointTest, ProbesAndMetrics) {
   EXPECT_THAT(scrape->body, HasSubstr("# TYPE kueue_build_info gauge"));
   EXPECT_THAT(scrape->body, HasSubstr("process_resident_memory_bytes"));
 
+  // Kueue's visibility API on the same port.
+  auto unknown = client.Get(
+      "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/nope/"
+      "pendingworkloads");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(unknown->get_header_value("Content-Type"), kJsonContentType);
+  EXPECT_THAT(unknown->body, HasSubstr("\"kind\":\"Status\""));
+  EXPECT_THAT(unknown->body, HasSubstr("nope"));
+  auto bad_limit = client.Get(
+      "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/nope/"
+      "pendingworkloads?limit=x");
+  ASSERT_TRUE(bad_limit);
+  EXPECT_EQ(bad_limit->status, 400);
+  EXPECT_THAT(bad_limit->body, HasSubstr("limit"));
+  auto write = client.Delete(
+      "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/nope/"
+      "pendingworkloads");
+  ASSERT_TRUE(write);
+  EXPECT_EQ(write->status, 405);
+
   auto missing = client.Get("/nothing");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
