@@ -26,7 +26,8 @@ CORE_LIBS = ABSL | {"nlohmann"}
 # that directory (server, shim). "proto" is kq/v1's generated code,
 # "kq_client" the client library's public headers (kq/client/...).
 ALLOWED = {
-    "base": ABSL,
+    # metrics.h is kq::base_metrics, on prometheus-cpp.
+    "base": ABSL | {"prometheus"},
     "server/common": ABSL | {"base"},
     "server/logging": ABSL | {"spdlog"},
     # The compact containers: nothing of Kueue.
@@ -63,6 +64,20 @@ ALLOWED = {
             "base", "server/common", "server/core", "server/admission",
             "server/store", "spdlog"
         },
+    # What kqd exports on /metrics: observes the engine's committed batches
+    # and reads the committed state.
+    "server/metrics":
+        ABSL | {
+            "base", "server/common", "server/core", "server/container",
+            "server/engine", "server/admission", "server/cache",
+            "server/queue", "server/store", "prometheus", "grpcpp"
+        },
+    # HTTP listeners (a leaf on cpp-httplib), and kqd's port on them.
+    "server/http":
+        ABSL | {
+            "base", "spdlog", "server/engine", "server/metrics",
+            "server/visibility"
+        },
     # Kueue's visibility API as HTTP answers: engine reads, rendered as
     # Kueue's JSON.
     "server/visibility":
@@ -94,7 +109,8 @@ ALLOWED = {
     # provisioning.
     "shim/common": CORE_LIBS | {"base", "spdlog", "proto", "kq_client"},
     "shim/kube": CORE_LIBS | {"base", "spdlog", "yaml-cpp"},
-    "shim/webhook": CORE_LIBS | {"base", "spdlog", "shim/common"},
+    "shim/webhook":
+        CORE_LIBS | {"base", "spdlog", "shim/common", "server/http"},
     "shim/jobs":
         CORE_LIBS | {
             "base", "spdlog", "shim/common", "shim/kube", "proto", "google",

@@ -372,7 +372,7 @@ TEST_F(ShimServerTest, MetricsRenderTheWebhookCounters) {
   ASSERT_TRUE(result) << httplib::to_string(result.error());
   EXPECT_EQ(result->status, 200);
   EXPECT_EQ(result->get_header_value("Content-Type"),
-            "text/plain; version=0.0.4");
+            "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_THAT(result->body,
               HasSubstr("# TYPE kq_shim_webhook_requests_total counter\n"));
   EXPECT_THAT(result->body,
