@@ -50,9 +50,10 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   // Global flags may also follow the subcommand, as with kubectl.
   app.fallthrough();
   std::string server = env.default_server;
-  app.add_option("--server", server,
-                 "host:port of kqd (default: $KQ_SERVER, else "
-                 "127.0.0.1:7070)");
+  CLI::Option* server_option =
+      app.add_option("--server", server,
+                     "host:port of kqd (default: $KQ_SERVER, else "
+                     "127.0.0.1:7070)");
 
   std::string ns = "default";
 
@@ -312,10 +313,17 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
       server = simulate_server;
     }
   }
-  CommandContext ctx{.client = env.connect(server),
-                     .out = *env.out,
-                     .err = *env.err,
-                     .now = env.now};
+  client::Client& client = env.connect(server);
+  if (absl::Status connected = client.Connect(env.connect_timeout);
+      !connected.ok()) {
+    const ServerOrigin origin =
+        server_option->count() > 0 || !simulate_server.empty()
+            ? ServerOrigin::kFlag
+            : env.default_server_origin;
+    return ReportUnreachable(server, origin, connected, *env.err);
+  }
+  CommandContext ctx{
+      .client = client, .out = *env.out, .err = *env.err, .now = env.now};
   if (apply->parsed()) {
     apply_options.namespace_name = ns;
     for (const std::string& file : files) {

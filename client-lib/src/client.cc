@@ -1,6 +1,7 @@
-// Client's cancellable Watch and WatchResumable for clients that implement
-// only the plain forms: they cannot interrupt a stream waiting for its next
-// event, so they end it at the next event instead.
+// Client's defaults: Connect for clients with nothing to connect, and the
+// cancellable Watch and WatchResumable for clients that implement only the
+// plain forms: they cannot interrupt a stream waiting for its next event, so
+// they end it at the next event instead.
 
 #include "kq/client/client.h"
 
@@ -8,6 +9,7 @@
 #include <stop_token>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 
 namespace kq::client {
 namespace {
@@ -28,6 +30,10 @@ std::function<bool(const v1::WatchEvent&)> EndOnCancel(
 }
 
 }  // namespace
+
+absl::Status Client::Connect(absl::Duration /*timeout*/) {
+  return absl::OkStatus();
+}
 
 absl::Status Client::Watch(
     const v1::WatchRequest& request,
