@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "cli/command.h"
 #include "cli/commands/commands.h"
+#include "cli/suggest.h"
 
 namespace kq::cli {
 namespace {
@@ -266,10 +267,17 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
-    // --help is a "successful" parse error with exit code 0.
+    // --help is a "successful" parse error with exit code 0. Words after
+    // `kq run`'s flags are the command to run, put without "--": the hint
+    // below says so.
+    const bool run_extras =
+        run->parsed() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+    if (e.get_exit_code() != 0 && !run_extras &&
+        ReportUnknownCommandOrFlag(app, args, *env.err)) {
+      return kExitUsage;
+    }
     const int code = app.exit(e, *env.out, *env.err);
-    if (code != 0 && run->parsed() &&
-        dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    if (code != 0 && run_extras) {
       *env.err << "hint: put the command after --: kq run [flags] -- "
                   "COMMAND [ARGS...]\n";
     }

@@ -48,9 +48,10 @@ struct Environment {
 // Parses `args` (args[0] is the program name) and runs the command they
 // name. Returns the exit code: 0 success; 1 server or input error, kqd
 // unreachable included (within env.connect_timeout, with a hint about the
-// address); 2 usage error (unknown command or flag, missing argument, bad
-// value), with CLI11's message on env.err. `--help` prints usage to env.out
-// and returns 0. Never throws.
+// address); 2 usage error (missing argument, bad value), with CLI11's
+// message on env.err, or for an unknown command or flag kubectl's, naming
+// it with the nearest registered ones. `--help` prints usage to env.out and
+// returns 0. Never throws.
 int RunCli(const std::vector<std::string>& args, const Environment& env);
 
 }  // namespace kq::cli

@@ -68,6 +68,25 @@ TEST_F(AppTest, NoCommandIsAUsageError) {
 
 TEST_F(AppTest, UnknownCommandIsAUsageError) {
   EXPECT_EQ(Run({"frobnicate"}), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "error: unknown command \"frobnicate\" for \"kq\"\n"
+            "Run 'kq --help' for usage.\n");
+  EXPECT_THAT(servers_, IsEmpty());
+}
+
+TEST_F(AppTest, UnknownCommandSuggestsTheNearestOne) {
+  EXPECT_EQ(Run({"--server", "h:1", "wach", "-A"}), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "error: unknown command \"wach\" for \"kq\"\n\nDid you mean "
+            "this?\n\twatch\n\nRun 'kq --help' for usage.\n");
+  EXPECT_THAT(servers_, IsEmpty());
+}
+
+TEST_F(AppTest, UnknownFlagIsNamedWithTheNearestOne) {
+  EXPECT_EQ(Run({"get", "cq", "--all-namespace"}), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "error: unknown flag: --all-namespace\n\nDid you mean "
+            "this?\n\t--all-namespaces\n\nSee 'kq get --help' for usage.\n");
   EXPECT_THAT(servers_, IsEmpty());
 }
 
