@@ -62,7 +62,7 @@ ALLOWED = {
     "server/engine":
         ABSL | {
             "base", "server/common", "server/core", "server/admission",
-            "server/store", "spdlog"
+            "server/store", "server/logging", "spdlog"
         },
     "server/api":
         ABSL | {

@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "server/core/validation.h"
 #include "server/engine/engine_call.h"
+#include "server/engine/workload_log.h"
 
 namespace kq::engine {
 namespace {
@@ -276,6 +277,7 @@ absl::Status Engine::CommitBatch() {
   }
   const CommittedBatch committed{
       .revision = revision_, .time = batch_now_, .events = events};
+  LogWorkloadTransitions(committed);
   for (BatchObserver* observer : observers_) observer->OnCommitted(committed);
   event_log_.Append(revision_, std::move(events));
   return absl::OkStatus();
