@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/commands/commands.h"
 #include "cli/commands/list.h"
+#include "cli/suggest.h"
 
 namespace kq::cli {
 namespace {
@@ -51,9 +52,10 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   // Global flags may also follow the subcommand, as with kubectl.
   app.fallthrough();
   std::string server = env.default_server;
-  app.add_option("--server", server,
-                 "host:port of kqd (default: $KQ_SERVER, else "
-                 "127.0.0.1:7070)");
+  CLI::Option* server_option =
+      app.add_option("--server", server,
+                     "host:port of kqd (default: $KQ_SERVER, else "
+                     "127.0.0.1:7070)");
 
   std::string ns = "default";
 
@@ -269,10 +271,17 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
-    // --help is a "successful" parse error with exit code 0.
+    // --help is a "successful" parse error with exit code 0. Words after
+    // `kq run`'s flags are the command to run, put without "--": the hint
+    // below says so.
+    const bool run_extras =
+        run->parsed() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+    if (e.get_exit_code() != 0 && !run_extras &&
+        ReportUnknownCommandOrFlag(app, args, *env.err)) {
+      return kExitUsage;
+    }
     const int code = app.exit(e, *env.out, *env.err);
-    if (code != 0 && run->parsed() &&
-        dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    if (code != 0 && run_extras) {
       *env.err << "hint: put the command after --: kq run [flags] -- "
                   "COMMAND [ARGS...]\n";
     }
@@ -316,10 +325,17 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
       server = simulate_server;
     }
   }
-  CommandContext ctx{.client = env.connect(server),
-                     .out = *env.out,
-                     .err = *env.err,
-                     .now = env.now};
+  client::Client& client = env.connect(server);
+  if (absl::Status connected = client.Connect(env.connect_timeout);
+      !connected.ok()) {
+    const ServerOrigin origin =
+        server_option->count() > 0 || !simulate_server.empty()
+            ? ServerOrigin::kFlag
+            : env.default_server_origin;
+    return ReportUnreachable(server, origin, connected, *env.err);
+  }
+  CommandContext ctx{
+      .client = client, .out = *env.out, .err = *env.err, .now = env.now};
   if (apply->parsed()) {
     apply_options.namespace_name = ns;
     for (const std::string& file : files) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "cli/command.h"
 
 #include "kq/client/client.h"
 
@@ -23,6 +24,14 @@ struct Environment {
   std::function<client::Client&(const std::string& server)> connect;
   // --server's default: $KQ_SERVER, else 127.0.0.1:7070 (main.cc decides).
   std::string default_server = "127.0.0.1:7070";
+  // Which of the two default_server is, for the message when kqd cannot be
+  // reached.
+  ServerOrigin default_server_origin = ServerOrigin::kDefault;
+  // How long a command waits for a connection to kqd before it gives up
+  // with that message (a closed port fails at once). Only the connection:
+  // the calls keep their own deadlines (`kq run`, `watch` and `apply` take
+  // as long as they need).
+  absl::Duration connect_timeout = absl::Seconds(1);
   // Standard streams: input for `apply -f -`, output, errors.
   std::istream* in = nullptr;
   std::ostream* out = nullptr;
@@ -37,10 +46,12 @@ struct Environment {
 };
 
 // Parses `args` (args[0] is the program name) and runs the command they
-// name. Returns the exit code: 0 success; 1 server or input error; 2 usage
-// error (unknown command or flag, missing argument, bad value), with
-// CLI11's message on env.err. `--help` prints usage to env.out and returns
-// 0. Never throws.
+// name. Returns the exit code: 0 success; 1 server or input error, kqd
+// unreachable included (within env.connect_timeout, with a hint about the
+// address); 2 usage error (missing argument, bad value), with CLI11's
+// message on env.err, or for an unknown command or flag kubectl's, naming
+// it with the nearest registered ones. `--help` prints usage to env.out and
+// returns 0. Never throws.
 int RunCli(const std::vector<std::string>& args, const Environment& env);
 
 }  // namespace kq::cli

@@ -3,6 +3,7 @@
 // What every `kq` command runs with, and how commands end.
 
 #include <ostream>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -36,6 +37,26 @@ struct CommandContext {
 // Prints `kq: <CODE>: <message>` (e.g. "kq: NOT_FOUND: workload \"a\" not
 // found") to `err` and returns kExitError.
 int ReportError(const absl::Status& status, std::ostream& err);
+
+// Where the address of kqd that a command uses came from.
+enum class ServerOrigin {
+  // --server (or `kq simulate --server=host:port`).
+  kFlag,
+  // $KQ_SERVER.
+  kEnvironment,
+  // Neither: kq's built-in default.
+  kDefault,
+};
+
+// Prints kubectl's message for a kqd that cannot be reached at `server`
+// (`status`, from Client::Connect, tells a refused connection from others)
+// and the ways kq picks its server, naming the one `origin` says was used,
+// e.g.
+//   The connection to the server 127.0.0.1:7070 was refused - did you
+//   specify the right host or port? (kq reads --server or KQ_SERVER; ...)
+// Returns kExitError.
+int ReportUnreachable(const std::string& server, ServerOrigin origin,
+                      const absl::Status& status, std::ostream& err);
 
 // Prints `error: <message>` to `err` and returns kExitUsage.
 int ReportUsage(const absl::Status& status, std::ostream& err);

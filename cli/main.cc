@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   if (const char* server = std::getenv("KQ_SERVER");
       server != nullptr && *server != '\0') {
     env.default_server = server;
+    env.default_server_origin = kq::cli::ServerOrigin::kEnvironment;
   }
   env.in = &std::cin;
   env.out = &std::cout;

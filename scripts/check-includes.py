@@ -29,7 +29,8 @@ ALLOWED = {
     # metrics.h is kq::base_metrics, on prometheus-cpp.
     "base": ABSL | {"prometheus"},
     "server/common": ABSL | {"base"},
-    "server/logging": ABSL | {"spdlog"},
+    # nlohmann escapes the JSON log lines.
+    "server/logging": ABSL | {"spdlog", "nlohmann"},
     # The compact containers: nothing of Kueue.
     "server/container": ABSL | {"base", "server/common"},
     "server/core": CORE_LIBS | {"base", "server/common", "server/container"},
@@ -62,7 +63,7 @@ ALLOWED = {
     "server/engine":
         ABSL | {
             "base", "server/common", "server/core", "server/admission",
-            "server/store", "spdlog"
+            "server/store", "server/logging", "spdlog"
         },
     # What kqd exports on /metrics: observes the engine's committed batches
     # and reads the committed state.

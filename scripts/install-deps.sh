@@ -32,6 +32,11 @@ PACKAGES=(
   # systemd-analyze verifies deploy/systemd's units (tests/deploy); ps,
   # pgrep and pkill are the tests' view of the processes they start.
   systemd procps
+  # promtool checks deploy/prometheus's scrape configuration and rules and
+  # runs the rules' unit tests (tests/deploy). Debian ships it only in the
+  # server's package, whose service starts with it where systemd runs
+  # (`systemctl disable --now prometheus` where that is unwanted).
+  prometheus
   # The static archives the kq CLI links (cmake/link-static.sh) beyond the
   # ones above: gRPC's own dependencies.
   libc-ares-dev libre2-dev zlib1g-dev

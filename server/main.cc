@@ -1,8 +1,11 @@
 // kqd: flags -> Config -> daemon::Run(). Nothing else lives here.
 
 #include <cstdio>
+#include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
 #include "base/binary.h"
@@ -40,6 +43,11 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", config.log_level,
                  "trace, debug, info, warn or error")
       ->capture_default_str();
+  std::string log_format = "text";
+  app.add_option("--log-format", log_format,
+                 "text (for people) or json (one object a line, for log "
+                 "pipelines)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (!absl::ParseDuration(eviction_grace, &config.eviction_grace) ||
       config.eviction_grace < absl::ZeroDuration()) {
@@ -48,7 +56,16 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  absl::Status status = kq::logging::Init(config.log_level);
+  absl::StatusOr<kq::logging::Format> format =
+      kq::logging::ParseFormat(log_format);
+  if (!format.ok()) {
+    std::fprintf(stderr, "kqd: --log-format: %s\n",
+                 std::string(format.status().message()).c_str());
+    return 2;
+  }
+
+  absl::Status status = kq::logging::Init(
+      {.level = config.log_level, .format = *format, .name = "kqd"});
   if (status.ok()) status = kq::daemon::Run(config);
   if (!status.ok()) {
     std::fprintf(stderr, "kqd: %s\n", status.ToString().c_str());

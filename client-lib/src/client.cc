@@ -1,7 +1,8 @@
-// Client's defaults for clients that implement only the pure virtual
-// calls: the cancellable Watch and WatchResumable, which cannot interrupt a
-// stream waiting for its next event and so end it at the next event
-// instead, and PendingWorkloads, which such a client does not serve.
+// Client's defaults: Connect for clients with nothing to connect; the
+// cancellable Watch and WatchResumable for clients that implement only the
+// plain forms: they cannot interrupt a stream waiting for its next event, so
+// they end it at the next event instead; and PendingWorkloads, which such a
+// client does not serve.
 
 #include "kq/client/client.h"
 
@@ -10,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace kq::client {
 namespace {
@@ -30,6 +32,10 @@ std::function<bool(const v1::WatchEvent&)> EndOnCancel(
 }
 
 }  // namespace
+
+absl::Status Client::Connect(absl::Duration /*timeout*/) {
+  return absl::OkStatus();
+}
 
 absl::Status Client::Watch(
     const v1::WatchRequest& request,

@@ -182,6 +182,26 @@ class GrpcClient : public Client {
         admin_(v1::AdminService::NewStub(channel_)),
         queue_(v1::QueueService::NewStub(channel_)) {}
 
+  absl::Status Connect(absl::Duration timeout) override {
+    const absl::Time deadline = absl::Now() + timeout;
+    grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+    while (state != GRPC_CHANNEL_READY) {
+      // pick_first reports TRANSIENT_FAILURE only once every address the
+      // name resolved to failed, so this is an answer, not a step on the way.
+      if (state == GRPC_CHANNEL_TRANSIENT_FAILURE ||
+          state == GRPC_CHANNEL_SHUTDOWN) {
+        return WhyUnreachable(deadline);
+      }
+      if (!channel_->WaitForStateChange(state, absl::ToChronoTime(deadline))) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("no connection to ", options_.target, " within ",
+                         absl::FormatDuration(timeout)));
+      }
+      state = channel_->GetState(/*try_to_connect=*/true);
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<v1::ApplyResponse> Apply(
       const v1::ApplyRequest& request) override {
     return Once<v1::ApplyResponse>(
@@ -638,6 +658,28 @@ class GrpcClient : public Client {
                 ToMillis(std::max(options.retry_max_backoff,
                                   options.retry_initial_backoff)));
     return args;
+  }
+
+  // The reason gRPC gives for a channel in TRANSIENT_FAILURE. The channel
+  // state carries none, but a fail-fast call on such a channel fails at once
+  // with it, before anything is sent. The call is a cheap read, so one that
+  // does reach a kqd that came up meanwhile does no harm: any answer from a
+  // server means the connection is there.
+  absl::Status WhyUnreachable(absl::Time deadline) {
+    grpc::ClientContext context;
+    context.set_wait_for_ready(false);
+    context.set_deadline(absl::ToChronoTime(
+        std::max(deadline, absl::Now() + absl::Milliseconds(100))));
+    v1::ListObjectsRequest request;
+    request.set_kind("ResourceFlavor");
+    v1::ListObjectsResponse response;
+    const grpc::Status status =
+        admin_->ListObjects(&context, request, &response);
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return FromGrpcStatus(status);
+    }
+    return absl::OkStatus();
   }
 
   // A call that changes state is sent once, as it is: a lost answer does

@@ -88,6 +88,17 @@ bool IsNamespaced(ObjectKind kind) {
   return kind == ObjectKind::kLocalQueue || kind == ObjectKind::kWorkload;
 }
 
+const Condition* FindConditionTurnedTrue(const Conditions& conditions,
+                                         const std::string& type,
+                                         absl::Time at) {
+  const Condition* c = FindCondition(conditions, type);
+  if (c == nullptr || c->status != kConditionTrue ||
+      c->last_transition_time != at) {
+    return nullptr;
+  }
+  return c;
+}
+
 const Condition* FindCondition(const Conditions& conditions,
                                const std::string& type) {
   for (const Condition& c : conditions) {

@@ -84,6 +84,12 @@ using Conditions = CompactVector<Condition>;
 const Condition* FindCondition(const Conditions& conditions,
                                const std::string& type);
 bool IsConditionTrue(const Conditions& conditions, const std::string& type);
+// The condition of `type` when it is True and turned so at `at`, else null:
+// what a batch stamped with `at` did (the engine stamps every change of a
+// batch with the batch's time), read by the metrics and the workload log.
+const Condition* FindConditionTurnedTrue(const Conditions& conditions,
+                                         const std::string& type,
+                                         absl::Time at);
 // Sets a condition; last_transition_time changes only when status does.
 void SetCondition(Conditions* conditions, Condition condition);
 

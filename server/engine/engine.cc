@@ -42,6 +42,7 @@ Engine::Engine(store::Store& store, Clock& clock, EngineOptions options)
       options_(options),
       event_log_(options.event_log_capacity) {
   observers_.push_back(&admission_rate_);
+  observers_.push_back(&workload_log_);
 }
 
 void Engine::AddObserver(BatchObserver* observer) {

@@ -38,6 +38,7 @@
 #include "server/engine/admit_waiters.h"
 #include "server/engine/batch_observer.h"
 #include "server/engine/event_log.h"
+#include "server/engine/workload_log.h"
 #include "server/store/store.h"
 
 namespace kq::engine {
@@ -370,6 +371,8 @@ class Engine {
   // The recent admissions, for Explain's estimated start; the first of
   // observers_.
   AdmissionRate admission_rate_;
+  // The workload lifecycle's log lines; the second of observers_.
+  WorkloadLog workload_log_;
   std::vector<BatchObserver*> observers_;
   // The batch's scheduling passes and command count, for observers.
   std::vector<SchedulingPass> batch_passes_;

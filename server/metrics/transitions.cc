@@ -8,17 +8,6 @@
 namespace kq::metrics {
 namespace {
 
-// True and turned so at `now`.
-const Condition* TurnedTrue(const Workload& wl, const char* type,
-                            absl::Time now) {
-  const Condition* c = FindCondition(wl.conditions, type);
-  if (c == nullptr || c->status != kConditionTrue ||
-      c->last_transition_time != now) {
-    return nullptr;
-  }
-  return c;
-}
-
 constexpr absl::string_view kDeactivatedDueTo = "DeactivatedDueTo";
 
 }  // namespace
@@ -45,14 +34,18 @@ WorkloadTransitions TransitionsOf(const Workload& wl, absl::Time now) {
   out.queued_wait = now - queued_at;
   const Condition* reserved =
       FindCondition(wl.conditions, kConditionQuotaReserved);
-  out.quota_reserved = TurnedTrue(wl, kConditionQuotaReserved, now) != nullptr;
-  if (TurnedTrue(wl, kConditionAdmitted, now) != nullptr) {
+  out.quota_reserved =
+      FindConditionTurnedTrue(wl.conditions, kConditionQuotaReserved, now) !=
+      nullptr;
+  if (FindConditionTurnedTrue(wl.conditions, kConditionAdmitted, now) !=
+      nullptr) {
     out.admitted = true;
     if (!wl.admission_checks.empty() && reserved != nullptr) {
       out.checks_wait = now - reserved->last_transition_time;
     }
   }
-  if (TurnedTrue(wl, kConditionFinished, now) != nullptr) {
+  if (FindConditionTurnedTrue(wl.conditions, kConditionFinished, now) !=
+      nullptr) {
     out.finished = true;
     if (const Condition* admitted =
             FindCondition(wl.conditions, kConditionAdmitted);
@@ -61,7 +54,8 @@ WorkloadTransitions TransitionsOf(const Workload& wl, absl::Time now) {
     }
   }
   const Condition* evicted = FindCondition(wl.conditions, kConditionEvicted);
-  if (const Condition* c = TurnedTrue(wl, kConditionEvicted, now)) {
+  if (const Condition* c =
+          FindConditionTurnedTrue(wl.conditions, kConditionEvicted, now)) {
     out.evicted = true;
     if (absl::StartsWith(c->reason, kDeactivatedDueTo)) {
       out.eviction_reason = kReasonDeactivated;
@@ -71,7 +65,8 @@ WorkloadTransitions TransitionsOf(const Workload& wl, absl::Time now) {
       out.eviction_reason = c->reason;
     }
   }
-  if (const Condition* c = TurnedTrue(wl, kConditionPreempted, now)) {
+  if (const Condition* c =
+          FindConditionTurnedTrue(wl.conditions, kConditionPreempted, now)) {
     out.preempted = true;
     out.preemption_reason = c->reason;
     out.preempting_cluster_queue = PreemptingClusterQueue(c->message);

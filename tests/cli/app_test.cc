@@ -3,14 +3,21 @@
 
 #include "cli/app.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli/command.h"
 #include "cli/commands/commands.h"
 #include "gmock/gmock.h"
@@ -61,6 +68,25 @@ TEST_F(AppTest, NoCommandIsAUsageError) {
 
 TEST_F(AppTest, UnknownCommandIsAUsageError) {
   EXPECT_EQ(Run({"frobnicate"}), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "error: unknown command \"frobnicate\" for \"kq\"\n"
+            "Run 'kq --help' for usage.\n");
+  EXPECT_THAT(servers_, IsEmpty());
+}
+
+TEST_F(AppTest, UnknownCommandSuggestsTheNearestOne) {
+  EXPECT_EQ(Run({"--server", "h:1", "wach", "-A"}), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "error: unknown command \"wach\" for \"kq\"\n\nDid you mean "
+            "this?\n\twatch\n\nRun 'kq --help' for usage.\n");
+  EXPECT_THAT(servers_, IsEmpty());
+}
+
+TEST_F(AppTest, UnknownFlagIsNamedWithTheNearestOne) {
+  EXPECT_EQ(Run({"get", "cq", "--all-namespace"}), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "error: unknown flag: --all-namespace\n\nDid you mean "
+            "this?\n\t--all-namespaces\n\nSee 'kq get --help' for usage.\n");
   EXPECT_THAT(servers_, IsEmpty());
 }
 
@@ -499,6 +525,134 @@ TEST_F(AppTest, SimulateOfflineUsageErrors) {
             "error: --request and --queue need --server: an offline "
             "simulation reads its workloads from -f\n");
   EXPECT_THAT(servers_, IsEmpty());
+}
+
+// A loopback port nothing listens on: bound by the test, then closed.
+int ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), length), 0);
+  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// `kq` with the gRPC client main.cc gives it, to whatever address it is
+// told, instead of the recording client of the test's kqd.
+class AppConnectTest : public AppTest {
+ protected:
+  AppConnectTest() {
+    env_.connect = [this](const std::string& server) -> client::Client& {
+      servers_.push_back(server);
+      real_ = client::NewGrpcClient({.target = server});
+      return *real_;
+    };
+  }
+
+  std::unique_ptr<client::Client> real_;
+};
+
+TEST_F(AppConnectTest, ClosedPortFailsAtOnceWithKubectlsHint) {
+  const std::string server = absl::StrCat("127.0.0.1:", ClosedPort());
+  const std::string refused =
+      absl::StrCat("The connection to the server ", server,
+                   " was refused - did you specify the right host or port?\n");
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    ServerOrigin default_origin;
+    std::string want_hint;
+  } cases[] = {
+      {.name = "flag",
+       .args = {"--server", server, "get", "cq"},
+       .default_origin = ServerOrigin::kDefault,
+       .want_hint = "(kq reads --server or KQ_SERVER; this address came from "
+                    "--server)\n"},
+      {.name = "environment",
+       .args = {"get", "cq"},
+       .default_origin = ServerOrigin::kEnvironment,
+       .want_hint = "(kq reads --server or KQ_SERVER; this address came from "
+                    "KQ_SERVER)\n"},
+      {.name = "default",
+       .args = {"describe", "cq", "x"},
+       .default_origin = ServerOrigin::kDefault,
+       .want_hint = absl::StrCat("(kq reads --server or KQ_SERVER; neither is "
+                                 "set, so kq tried its default, ",
+                                 server, ")\n")},
+      {.name = "simulate_server",
+       .args = {"simulate", absl::StrCat("--server=", server), "--queue", "q",
+                "--request", "cpu=1"},
+       .default_origin = ServerOrigin::kDefault,
+       .want_hint = "(kq reads --server or KQ_SERVER; this address came from "
+                    "--server)\n"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    Clear();
+    env_.default_server = server;
+    env_.default_server_origin = tc.default_origin;
+    const absl::Time start = absl::Now();
+    EXPECT_EQ(Run(tc.args), kExitError);
+    // At once in fact; 5 s so that a loaded machine cannot make it flake.
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+    EXPECT_EQ(err_.str(), refused + tc.want_hint);
+    EXPECT_EQ(out_.str(), "");
+  }
+}
+
+TEST_F(AppConnectTest, SilentServerFailsAfterTheConnectTimeout) {
+  // Accepts TCP connections (the kernel does, into the backlog) but never
+  // speaks HTTP/2, as an address behind a black hole would not either.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), length), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string server =
+      absl::StrCat("127.0.0.1:", ntohs(address.sin_port));
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(Run({"--server", server, "get", "cq"}), kExitError);
+  const absl::Duration took = absl::Now() - start;
+  close(fd);
+  EXPECT_GE(took, env_.connect_timeout);
+  EXPECT_LT(took, absl::Seconds(5));
+  EXPECT_EQ(
+      err_.str(),
+      absl::StrCat("Unable to connect to the server: no connection to ", server,
+                   " within 1s\n(kq reads --server or KQ_SERVER; this "
+                   "address came from --server)\n"));
+}
+
+TEST_F(AppConnectTest, CallsOutlastTheConnectTimeout) {
+  // kq run's wait for admission is one long Admit call after another; none
+  // may be cut to the connect timeout. The seed's ClusterQueue has 64 cpu,
+  // 32 of them held until the finish below.
+  ApplySeedQueues();
+  SubmitAdmitted();
+  env_.connect_timeout = absl::Milliseconds(200);
+  const absl::Duration hold = absl::Milliseconds(1500);
+  std::thread finish([this, hold] {
+    absl::SleepFor(hold);
+    EXPECT_TRUE(
+        kqd()
+            .FinishWorkload("team-ml", "job-llm-finetune-0919", true, "")
+            .ok());
+  });
+  env_.default_server = kqd_->target();
+  const absl::Time start = absl::Now();
+  const int code = Run({"run", "-n", "team-ml", "--queue", "ml-jobs", "--name",
+                        "waits", "--request", "cpu=40", "--", "true"});
+  const absl::Duration took = absl::Now() - start;
+  finish.join();
+  EXPECT_EQ(code, kExitOk) << err_.str();
+  EXPECT_GE(took, hold);
+  EXPECT_TRUE(testing::IsTrue(GetWorkload("team-ml", "waits"), "Finished"));
 }
 
 }  // namespace

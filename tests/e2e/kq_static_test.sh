@@ -35,8 +35,8 @@ port="$(cat "$WORK/port")"
 # c-ares (gRPC's default) reads /etc/hosts itself; the native resolver goes
 # through glibc's getaddrinfo and its NSS modules.
 for resolver in ares native; do
-  # kq retries reads while kqd is unreachable: a lookup that fails would
-  # retry for a minute, so give it 10 s.
+  # A lookup that fails makes kq give up within its 1 s connect timeout,
+  # with the resolver's reason; 10 s bounds anything that hangs.
   if ! GRPC_DNS_RESOLVER=$resolver timeout 10 "$KQ" --server "localhost:$port" \
       get clusterqueues >"$WORK/out" 2>&1; then
     echo "FAIL: kq --server localhost:$port (GRPC_DNS_RESOLVER=$resolver):" >&2

@@ -1146,6 +1146,22 @@ TEST_F(ClientTest, RetriesWhileKqdIsDown) {
             absl::StatusCode::kUnavailable);
 }
 
+TEST_F(ClientTest, ConnectTellsARunningKqdFromAClosedPort) {
+  ASSERT_NO_FATAL_FAILURE(StartKqd());
+  EXPECT_TRUE(client_->Connect(absl::Seconds(10)).ok());
+  const int port = kqd_->port();
+  kqd_->Kill();
+  // A fresh channel, as a command-line tool has: it never connected, and
+  // its first attempt is refused.
+  std::unique_ptr<client::Client> fresh =
+      client::NewGrpcClient({.target = absl::StrCat("127.0.0.1:", port)});
+  const absl::Time start = absl::Now();
+  const absl::Status status = fresh->Connect(absl::Seconds(30));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(status.message(), HasSubstr("Connection refused"));
+}
+
 // Many submissions in flight from one thread: each is answered once, with
 // kqd's code, and every acknowledged one survives a kill -9.
 TEST_F(ClientTest, SubmitWorkloadAsyncAnswersEachOnceAndDurably) {

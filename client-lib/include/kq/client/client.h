@@ -61,6 +61,18 @@ class Client {
  public:
   virtual ~Client() = default;
 
+  // Waits up to `timeout` for a connection to kqd, sending no call. OK once
+  // connected. UNAVAILABLE with gRPC's reason (e.g. "... Connection
+  // refused", or a name that does not resolve) as soon as a connection
+  // attempt failed, which for a closed port is at once; DEADLINE_EXCEEDED
+  // when no attempt ended within `timeout` (an address that drops packets,
+  // a slow resolver). Never retries, and changes nothing about the calls:
+  // they keep their own deadlines and retries. A command-line tool calls it
+  // first so that a wrong address fails in a second rather than after the
+  // retry budget. This default, for clients with nothing to connect (fakes),
+  // returns OK.
+  virtual absl::Status Connect(absl::Duration timeout);
+
   // AdminService.
   virtual absl::StatusOr<v1::ApplyResponse> Apply(
       const v1::ApplyRequest& request) = 0;
