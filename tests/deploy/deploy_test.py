@@ -86,11 +86,6 @@ EXPECTED_RBAC = {
 WEBHOOK_PATH = "/mutate-batch-v1-job"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 
-# Flags deploy/ passes to kqd before the kqd built here has them: the
-# manifests are written against kqd's HTTP port (server/http), which lands
-# on its own. Until it has, the checks of these flags skip and kqd is
-# started without them. Empty this once kqd --help lists them.
-PENDING_KQD_FLAGS = set()
 
 PROMETHEUS = os.path.join(DEPLOY, "prometheus")
 # The names kqd exports (Kueue's, and kq's own), the shim's, and the
@@ -119,17 +114,6 @@ def help_flags(binary):
     if "--help" not in flags:
         raise AssertionError(f"{binary} --help: no flags found in:\n{out}")
     return flags
-
-
-_kqd_flags = None
-
-
-def kqd_flags():
-    """help_flags(KQD), asked once."""
-    global _kqd_flags  # pylint: disable=global-statement
-    if _kqd_flags is None:
-        _kqd_flags = help_flags(KQD)
-    return _kqd_flags
 
 
 def flag_values(args):
@@ -305,8 +289,6 @@ class KqdProcess:
             name = arg.split("=", 1)[0]
             if name == "--listen":
                 arg = "--listen=127.0.0.1:0"
-            elif name in PENDING_KQD_FLAGS and name not in kqd_flags():
-                continue
             elif name == "--http-listen":
                 arg = "--http-listen=127.0.0.1:0"
             elif name == "--data-dir":
@@ -317,8 +299,7 @@ class KqdProcess:
         argv.append(f"--port-file={self.port_file}")
         # Never kqd's default HTTP port (127.0.0.1:8080), which a unit that
         # keeps the default would take from whatever else runs here.
-        if "--http-listen" in kqd_flags() and not any(
-                a.startswith("--http-listen") for a in argv):
+        if not any(a.startswith("--http-listen") for a in argv):
             argv.append("--http-listen=127.0.0.1:0")
         self.argv = argv
         self.proc = subprocess.Popen(die_with_parent(argv), stdout=self.log,
@@ -544,9 +525,6 @@ class KubernetesTest(unittest.TestCase):
             if arg.startswith("--"):
                 with self.subTest(arg=arg):
                     name = arg.split("=", 1)[0]
-                    if (name in PENDING_KQD_FLAGS and
-                            name not in self.kqd_flags):
-                        self.skipTest(f"kqd has no {name} yet")
                     self.assertIn(name, self.kqd_flags)
 
     def test_shim_args_are_flags_the_shim_accepts(self):
@@ -1247,8 +1225,6 @@ class PrometheusTest(unittest.TestCase):
         kqd_unit = exec_start_argv(read_unit(
             os.path.join(DEPLOY, "systemd", "kqd.service")))
         self.assertNotIn("--http-listen", flag_values(kqd_unit[1:]))
-        if "--http-listen" not in kqd_flags():
-            self.skipTest("kqd has no --http-listen yet: its default unchecked")
         out = subprocess.run([KQD, "--help"], capture_output=True, text=True,
                              timeout=30, check=True).stdout
         self.assertRegex(out, r"--http-listen[^\n]*" + re.escape(kqd_target))
