@@ -119,7 +119,7 @@ TEST_F(WorkloadLogTest, ConditionsFromEarlierBatchesAndFalseOnesAreNotLogged) {
                         .Build()),
            Modified(WorkloadBuilder("pending")
                         .Condition(kConditionQuotaReserved, kConditionFalse,
-                                   kReasonPending, "insufficient quota",
+                                   kReasonWaitingForQuota, "insufficient quota",
                                    kBatchTime)
                         .Build())}),
       IsEmpty());
