@@ -73,11 +73,18 @@ ALLOWED = {
             "server/engine", "server/admission", "server/cache",
             "server/queue", "server/store", "prometheus", "grpcpp"
         },
+    # Who is calling and whether they may: TLS, identities, RBAC, audit.
+    # Below the API and the HTTP port; knows nothing of the engine.
+    "server/auth":
+        ABSL | {
+            "base", "manifest", "nlohmann", "prometheus", "grpcpp", "grpc",
+            "spdlog"
+        },
     # HTTP listeners (a leaf on cpp-httplib), and kqd's port on them.
     "server/http":
         ABSL | {
             "base", "spdlog", "server/engine", "server/metrics",
-            "server/visibility"
+            "server/visibility", "server/auth", "nlohmann"
         },
     # Kueue's visibility API as HTTP answers: engine reads, rendered as
     # Kueue's JSON.
@@ -89,7 +96,8 @@ ALLOWED = {
     "server/api":
         ABSL | {
             "base", "server/common", "server/core", "server/engine",
-            "server/codec", "proto", "google", "grpcpp", "grpc", "spdlog"
+            "server/codec", "server/auth", "proto", "google", "grpcpp", "grpc",
+            "spdlog"
         },
     # The composition root.
     "server/daemon": None,

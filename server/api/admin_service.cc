@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "base/status_macros.h"
 #include "proto/util/config_object.h"
+#include "server/api/authorization.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
 #include "server/api/status_convert.h"
@@ -40,11 +42,69 @@ absl::StatusOr<ObjectKey> ParseKey(const std::string& kind_text,
   return ObjectKey{kind, IsNamespaced(kind) ? namespace_name : "", name};
 }
 
+// The kind a request names, or INVALID_ARGUMENT: needed before the call
+// can be authorized, and revealing nothing.
+absl::StatusOr<ObjectKind> ConfigKind(const std::string& kind_text) {
+  ObjectKind kind;
+  if (!ParseKind(kind_text, &kind) || kind == ObjectKind::kWorkload) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kind: unknown configuration kind \"", kind_text, "\""));
+  }
+  return kind;
+}
+
 }  // namespace
 
-grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
+absl::Status AdminServiceImpl::AuthorizeApply(
+    const grpc::ServerContextBase& context, const auth::Principal& principal,
+    const v1::ApplyRequest& request) {
+  for (const v1::ConfigObject& proto : request.objects()) {
+    ObjectKind kind;
+    if (proto.kind_case() == v1::ConfigObject::KIND_NOT_SET ||
+        !ParseKind(proto.GetDescriptor()
+                       ->FindFieldByNumber(proto.kind_case())
+                       ->message_type()
+                       ->name(),
+                   &kind)) {
+      continue;  // decoding refuses it, naming the item
+    }
+    const v1::ObjectMeta& meta = proto_util::MetaOf(proto);
+    auth::Attributes create =
+        ObjectRequest("create", kind, meta.namespace_(), meta.name());
+    auth::Attributes update = create;
+    update.verb = "update";
+    const bool may_create = access_.Allows(principal, create);
+    const bool may_update = access_.Allows(principal, update);
+    const auth::Attributes* asked = &create;
+    if (may_create != may_update && !meta.name().empty()) {
+      // Whether it exists decides. Only a caller with rights on the
+      // object's own scope gets here, and learns no more than a create's
+      // AlreadyExists would tell them.
+      const ObjectKey key{kind, IsNamespaced(kind) ? meta.namespace_() : "",
+                          meta.name()};
+      asked = engine_.GetObject(key).ok() ? &update : &create;
+    }
+    KQ_RETURN_IF_ERROR(access_.Authorize(context, principal, *asked));
+  }
+  for (const v1::Workload& wl : request.workloads()) {
+    // An existing workload is left unchanged by Apply: always a create.
+    KQ_RETURN_IF_ERROR(
+        access_.Authorize(context, principal,
+                          WorkloadRequest("create", wl.metadata().namespace_(),
+                                          wl.metadata().name())));
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status AdminServiceImpl::Apply(grpc::ServerContext* context,
                                      const v1::ApplyRequest* request,
                                      v1::ApplyResponse* response) {
+  absl::StatusOr<auth::Principal> principal = access_.Authenticate(*context);
+  if (!principal.ok()) return ToGrpcStatus(principal.status());
+  if (absl::Status s = AuthorizeApply(*context, *principal, *request);
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   std::vector<ConfigObject> objects;
   for (int i = 0; i < request->objects_size(); ++i) {
     const v1::ConfigObject& proto = request->objects(i);
@@ -72,6 +132,7 @@ grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
                                 request->workloads(i).metadata()),
                        ": ", wl.status().message())));
     }
+    StampSubmitter(*principal, access_.access().enabled(), *wl);
     workloads.push_back(*std::move(wl));
   }
   absl::StatusOr<std::vector<engine::ApplyResult>> results =
@@ -90,18 +151,34 @@ grpc::Status AdminServiceImpl::Apply(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status AdminServiceImpl::Delete(grpc::ServerContext*,
+grpc::Status AdminServiceImpl::Delete(grpc::ServerContext* context,
                                       const v1::DeleteRequest* request,
                                       v1::DeleteResponse*) {
+  absl::StatusOr<ObjectKind> kind = ConfigKind(request->kind());
+  if (!kind.ok()) return ToGrpcStatus(kind.status());
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context, ObjectRequest("delete", *kind, request->namespace_(),
+                                  request->name()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   absl::StatusOr<ObjectKey> key =
       ParseKey(request->kind(), request->namespace_(), request->name());
   if (!key.ok()) return ToGrpcStatus(key.status());
   return ToGrpcStatus(engine_.Delete(*key));
 }
 
-grpc::Status AdminServiceImpl::GetObject(grpc::ServerContext*,
+grpc::Status AdminServiceImpl::GetObject(grpc::ServerContext* context,
                                          const v1::GetObjectRequest* request,
                                          v1::GetObjectResponse* response) {
+  absl::StatusOr<ObjectKind> kind = ConfigKind(request->kind());
+  if (!kind.ok()) return ToGrpcStatus(kind.status());
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context,
+          ObjectRequest("get", *kind, request->namespace_(), request->name()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   absl::StatusOr<ObjectKey> key =
       ParseKey(request->kind(), request->namespace_(), request->name());
   if (!key.ok()) return ToGrpcStatus(key.status());
@@ -112,15 +189,17 @@ grpc::Status AdminServiceImpl::GetObject(grpc::ServerContext*,
 }
 
 grpc::Status AdminServiceImpl::ListObjects(
-    grpc::ServerContext*, const v1::ListObjectsRequest* request,
+    grpc::ServerContext* context, const v1::ListObjectsRequest* request,
     v1::ListObjectsResponse* response) {
-  ObjectKind kind;
-  if (!ParseKind(request->kind(), &kind) || kind == ObjectKind::kWorkload) {
-    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
-        "kind: unknown configuration kind \"", request->kind(), "\"")));
+  absl::StatusOr<ObjectKind> kind = ConfigKind(request->kind());
+  if (!kind.ok()) return ToGrpcStatus(kind.status());
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context, ObjectRequest("list", *kind, request->namespace_(), ""));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
   }
   absl::StatusOr<engine::Listed<engine::ObjectView>> listed =
-      engine_.ListObjects(kind, request->namespace_());
+      engine_.ListObjects(*kind, request->namespace_());
   if (!listed.ok()) return ToGrpcStatus(listed.status());
   for (const engine::ObjectView& view : listed->items) {
     *response->add_objects() = ToProto(view);
@@ -130,8 +209,15 @@ grpc::Status AdminServiceImpl::ListObjects(
 }
 
 grpc::Status AdminServiceImpl::SetAdmissionCheckState(
-    grpc::ServerContext*, const v1::SetAdmissionCheckStateRequest* request,
+    grpc::ServerContext* context,
+    const v1::SetAdmissionCheckStateRequest* request,
     v1::SetAdmissionCheckStateResponse* response) {
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context, WorkloadRequest("checkstate", request->namespace_(),
+                                    request->workload()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   std::optional<int32_t> requeue_after;
   if (request->has_requeue_after_seconds()) {
     requeue_after = request->requeue_after_seconds();
@@ -149,9 +235,15 @@ grpc::Status AdminServiceImpl::SetAdmissionCheckState(
   return grpc::Status::OK;
 }
 
-grpc::Status AdminServiceImpl::Preempt(grpc::ServerContext*,
+grpc::Status AdminServiceImpl::Preempt(grpc::ServerContext* context,
                                        const v1::PreemptRequest* request,
                                        v1::PreemptResponse* response) {
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context,
+          WorkloadRequest("preempt", request->namespace_(), request->name()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   absl::StatusOr<Workload> wl = engine_.Preempt(
       {request->namespace_(), request->name()}, request->message(),
       request->actor(), request->deactivate());
@@ -161,8 +253,14 @@ grpc::Status AdminServiceImpl::Preempt(grpc::ServerContext*,
 }
 
 grpc::Status AdminServiceImpl::SetWorkloadActive(
-    grpc::ServerContext*, const v1::SetWorkloadActiveRequest* request,
+    grpc::ServerContext* context, const v1::SetWorkloadActiveRequest* request,
     v1::SetWorkloadActiveResponse* response) {
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context,
+          WorkloadRequest("setactive", request->namespace_(), request->name()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   absl::StatusOr<Workload> wl = engine_.SetWorkloadActive(
       {request->namespace_(), request->name()}, request->active());
   if (!wl.ok()) return ToGrpcStatus(wl.status());
@@ -171,8 +269,16 @@ grpc::Status AdminServiceImpl::SetWorkloadActive(
 }
 
 grpc::Status AdminServiceImpl::SetStopPolicy(
-    grpc::ServerContext*, const v1::SetStopPolicyRequest* request,
+    grpc::ServerContext* context, const v1::SetStopPolicyRequest* request,
     v1::SetStopPolicyResponse* response) {
+  absl::StatusOr<ObjectKind> kind = ConfigKind(request->kind());
+  if (!kind.ok()) return ToGrpcStatus(kind.status());
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context,
+          ObjectRequest("stop", *kind, request->namespace_(), request->name()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   absl::StatusOr<ObjectKey> key =
       ParseKey(request->kind(), request->namespace_(), request->name());
   if (!key.ok()) return ToGrpcStatus(key.status());

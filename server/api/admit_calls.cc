@@ -5,6 +5,7 @@
 
 #include "absl/time/time.h"
 
+#include "server/api/authorization.h"
 #include "server/api/status_convert.h"
 
 namespace kq::api {
@@ -24,7 +25,9 @@ class AdmitCalls::Call {
   // Requests the next Admit call from `service`.
   Call(QueueServiceImpl& service, engine::Engine& engine,
        grpc::ServerCompletionQueue* cq)
-      : engine_(engine), shared_(std::make_shared<Shared>()) {
+      : service_(service),
+        engine_(engine),
+        shared_(std::make_shared<Shared>()) {
     shared_->responder = &responder_;
     shared_->finished_tag = &finished_;
     context_.AsyncNotifyWhenDone(&done_);
@@ -77,11 +80,20 @@ class AdmitCalls::Call {
         chrono_deadline == std::chrono::system_clock::time_point::max()
             ? absl::InfiniteFuture()
             : absl::FromChrono(chrono_deadline);
+    absl::StatusOr<auth::Principal> principal =
+        service_.AuthorizeAdmit(context_, request_);
+    if (!principal.ok()) {
+      FinishOnce(ToGrpcStatus(principal.status()));
+      return;
+    }
     absl::StatusOr<engine::AdmitWait> wait =
         AdmitWaitOf(request_, call_deadline);
     if (!wait.ok()) {
       FinishOnce(ToGrpcStatus(wait.status()));
       return;
+    }
+    if (wait->submit.has_value()) {
+      StampSubmitter(*principal, service_.access_enabled(), *wait->submit);
     }
     std::shared_ptr<Shared> shared = shared_;
     const v1::TemplateForm form = request_.template_form();
@@ -111,6 +123,7 @@ class AdmitCalls::Call {
     responder_.FinishWithError(status, &finished_);
   }
 
+  QueueServiceImpl& service_;
   engine::Engine& engine_;
   grpc::ServerContext context_;
   v1::AdmitRequest request_;

@@ -7,8 +7,11 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
+#include "base/status_macros.h"
 #include "proto/util/config_object.h"
+#include "server/api/authorization.h"
 #include "server/api/proto_convert.h"
 #include "server/api/services.h"
 #include "server/api/status_convert.h"
@@ -130,11 +133,20 @@ grpc::ServerUnaryReactor* QueueServiceImpl::SubmitWorkload(
     const v1::SubmitWorkloadRequest* request,
     v1::SubmitWorkloadResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<auth::Principal> principal = access_.Check(
+      *context,
+      WorkloadRequest("create", request->workload().metadata().namespace_(),
+                      request->workload().metadata().name()));
+  if (!principal.ok()) {
+    reactor->Finish(ToGrpcStatus(principal.status()));
+    return reactor;
+  }
   absl::StatusOr<Workload> wl = codec::FromClientProto(request->workload());
   if (!wl.ok()) {
     reactor->Finish(ToGrpcStatus(wl.status()));
     return reactor;
   }
+  StampSubmitter(*principal, access_.access().enabled(), *wl);
   // `request` and `response` live until Finish; the engine calls back
   // exactly once, after its commit (a cancelled call still waits for it,
   // as the submission may have been stored).
@@ -150,8 +162,14 @@ grpc::ServerUnaryReactor* QueueServiceImpl::SubmitWorkload(
 }
 
 grpc::Status QueueServiceImpl::GetWorkload(
-    grpc::ServerContext*, const v1::GetWorkloadRequest* request,
+    grpc::ServerContext* context, const v1::GetWorkloadRequest* request,
     v1::GetWorkloadResponse* response) {
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context,
+          WorkloadRequest("get", request->namespace_(), request->name()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   absl::StatusOr<engine::WorkloadView> view =
       engine_.GetWorkload({request->namespace_(), request->name()});
   if (!view.ok()) return ToGrpcStatus(view.status());
@@ -161,8 +179,21 @@ grpc::Status QueueServiceImpl::GetWorkload(
 }
 
 grpc::Status QueueServiceImpl::ListWorkloads(
-    grpc::ServerContext*, const v1::ListWorkloadsRequest* request,
+    grpc::ServerContext* context, const v1::ListWorkloadsRequest* request,
     v1::ListWorkloadsResponse* response) {
+  absl::StatusOr<auth::Principal> principal =
+      access_.Check(*context, WorkloadRequest("list", request->namespace_()));
+  if (!principal.ok()) return ToGrpcStatus(principal.status());
+  // Filtering by ClusterQueue says which workloads it admitted.
+  if (!request->cluster_queue().empty()) {
+    if (absl::Status s =
+            access_.Authorize(*context, *principal,
+                              ObjectRequest("get", ObjectKind::kClusterQueue,
+                                            "", request->cluster_queue()));
+        !s.ok()) {
+      return ToGrpcStatus(s);
+    }
+  }
   engine::WorkloadFilter filter{request->namespace_(), request->queue_name(),
                                 request->cluster_queue(),
                                 request->include_finished()};
@@ -181,6 +212,13 @@ grpc::ServerUnaryReactor* QueueServiceImpl::CancelWorkload(
     const v1::CancelWorkloadRequest* request,
     v1::CancelWorkloadResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context,
+          WorkloadRequest("cancel", request->namespace_(), request->name()));
+      !p.ok()) {
+    reactor->Finish(ToGrpcStatus(p.status()));
+    return reactor;
+  }
   // As SubmitWorkload: the engine calls back once, after its commit.
   engine_.Cancel({request->namespace_(), request->name()},
                  Answer<Workload>(reactor, [response](const Workload& wl) {
@@ -194,6 +232,12 @@ grpc::ServerUnaryReactor* QueueServiceImpl::FinishWorkload(
     const v1::FinishWorkloadRequest* request,
     v1::FinishWorkloadResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s =
+          AuthorizeRun(*context, request->namespace_(), request->name());
+      !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
   // As SubmitWorkload: the engine calls back once, after its commit.
   engine_.Finish({request->namespace_(), request->name()}, request->succeeded(),
                  request->message(),
@@ -252,6 +296,12 @@ grpc::ServerUnaryReactor* QueueServiceImpl::Heartbeat(
     grpc::CallbackServerContext* context, const v1::HeartbeatRequest* request,
     v1::HeartbeatResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s =
+          AuthorizeRun(*context, request->namespace_(), request->name());
+      !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
   absl::Duration lease = FromProtoDuration(request->lease());
   if (lease <= absl::ZeroDuration()) lease = absl::Seconds(30);
   // As SubmitWorkload: the engine calls back once, after its commit.
@@ -276,8 +326,13 @@ grpc::ServerUnaryReactor* QueueServiceImpl::Heartbeat(
 }
 
 grpc::Status QueueServiceImpl::SetReclaimablePods(
-    grpc::ServerContext*, const v1::SetReclaimablePodsRequest* request,
+    grpc::ServerContext* context, const v1::SetReclaimablePodsRequest* request,
     v1::SetReclaimablePodsResponse* response) {
+  if (absl::Status s =
+          AuthorizeRun(*context, request->namespace_(), request->name());
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   std::vector<ReclaimablePod> pods;
   for (const v1::ReclaimablePod& p : request->reclaimable_pods()) {
     pods.push_back(ReclaimablePod{p.name(), p.count()});
@@ -289,9 +344,15 @@ grpc::Status QueueServiceImpl::SetReclaimablePods(
   return grpc::Status::OK;
 }
 
-grpc::Status QueueServiceImpl::Explain(grpc::ServerContext*,
+grpc::Status QueueServiceImpl::Explain(grpc::ServerContext* context,
                                        const v1::ExplainRequest* request,
                                        v1::ExplainResponse* response) {
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context,
+          WorkloadRequest("get", request->namespace_(), request->name()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   absl::StatusOr<engine::ExplainResult> result =
       engine_.Explain({request->namespace_(), request->name()});
   if (!result.ok()) return ToGrpcStatus(result.status());
@@ -335,9 +396,19 @@ grpc::Status QueueServiceImpl::Explain(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status QueueServiceImpl::Simulate(grpc::ServerContext*,
+grpc::Status QueueServiceImpl::Simulate(grpc::ServerContext* context,
                                         const v1::SimulateRequest* request,
                                         v1::SimulateResponse* response) {
+  // Kubernetes authorizes a dry run as the request itself: a create.
+  const v1::ObjectMeta& meta = request->workload().metadata();
+  if (absl::StatusOr<auth::Principal> p = access_.Check(
+          *context,
+          request->has_workload()
+              ? WorkloadRequest("create", meta.namespace_(), meta.name())
+              : WorkloadRequest("get", request->namespace_(), request->name()));
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   std::optional<Workload> workload;
   if (request->has_workload()) {
     absl::StatusOr<Workload> wl = codec::FromClientProto(request->workload());
@@ -387,8 +458,25 @@ absl::Status ValidatePendingWorkloadsRequest(
 }
 
 grpc::Status QueueServiceImpl::PendingWorkloads(
-    grpc::ServerContext*, const v1::PendingWorkloadsRequest* request,
+    grpc::ServerContext* context, const v1::PendingWorkloadsRequest* request,
     v1::PendingWorkloadsResponse* response) {
+  // Kueue's visibility API: the pendingworkloads subresource of the queue.
+  auth::Attributes asked;
+  asked.verb = "get";
+  asked.api_group = auth::kVisibilityGroup;
+  asked.subresource = "pendingworkloads";
+  if (!request->cluster_queue().empty()) {
+    asked.resource = "clusterqueues";
+    asked.name = request->cluster_queue();
+  } else {
+    asked.resource = "localqueues";
+    asked.namespace_name = request->namespace_();
+    asked.name = request->local_queue();
+  }
+  if (absl::StatusOr<auth::Principal> p = access_.Check(*context, asked);
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
   if (absl::Status s = ValidatePendingWorkloadsRequest(*request); !s.ok()) {
     return ToGrpcStatus(s);
   }
@@ -418,9 +506,106 @@ grpc::Status QueueServiceImpl::PendingWorkloads(
   return grpc::Status::OK;
 }
 
+absl::Status QueueServiceImpl::AuthorizeRun(
+    const grpc::ServerContextBase& context, const std::string& namespace_name,
+    const std::string& name) {
+  KQ_ASSIGN_OR_RETURN(auth::Principal principal, access_.Authenticate(context));
+  const auth::Attributes run = WorkloadRequest("run", namespace_name, name);
+  if (!access_.Allows(principal, run) && access_.access().owner_may_run()) {
+    // A workload that does not exist, or is someone else's, is refused
+    // alike below.
+    absl::StatusOr<engine::WorkloadView> view =
+        engine_.GetWorkload({namespace_name, name});
+    if (view.ok()) {
+      auto submitter =
+          view->workload.meta.annotations.find(auth::kSubmitterAnnotation);
+      if (submitter != view->workload.meta.annotations.end() &&
+          submitter->second == principal.user.name) {
+        access_.RecordAllowed(context, run, kOwnerRuleReason);
+        return absl::OkStatus();
+      }
+    }
+  }
+  return access_.Authorize(context, principal, run);
+}
+
+absl::StatusOr<auth::Principal> QueueServiceImpl::AuthorizeAdmit(
+    const grpc::ServerContextBase& context, const v1::AdmitRequest& request) {
+  if (!request.has_workload()) {
+    return access_.Check(
+        context, WorkloadRequest("get", request.namespace_(), request.name()));
+  }
+  const v1::ObjectMeta& meta = request.workload().metadata();
+  KQ_ASSIGN_OR_RETURN(
+      auth::Principal principal,
+      access_.Check(context,
+                    WorkloadRequest("create", meta.namespace_(), meta.name())));
+  KQ_RETURN_IF_ERROR(access_.Authorize(
+      context, principal,
+      WorkloadRequest("get", meta.namespace_(), meta.name())));
+  return principal;
+}
+
+namespace {
+
+// Every kind a Watch may carry.
+constexpr ObjectKind kWatchableKinds[] = {
+    ObjectKind::kWorkload,
+    ObjectKind::kNamespace,
+    ObjectKind::kResourceFlavor,
+    ObjectKind::kClusterQueue,
+    ObjectKind::kCohort,
+    ObjectKind::kLocalQueue,
+    ObjectKind::kWorkloadPriorityClass,
+    ObjectKind::kAdmissionCheck,
+    ObjectKind::kProvisioningRequestConfig};
+
+}  // namespace
+
 grpc::Status QueueServiceImpl::Watch(
     grpc::ServerContext* context, const v1::WatchRequest* request,
     grpc::ServerWriter<v1::WatchEvent>* writer) {
+  absl::StatusOr<auth::Principal> principal = access_.Authenticate(*context);
+  if (!principal.ok()) return ToGrpcStatus(principal.status());
+  // Kinds named are each authorized (a refusal names the first); with
+  // none named, the stream carries the kinds the caller may watch, and is
+  // refused only when that is none.
+  v1::WatchRequest filter = *request;
+  if (!access_.access().enabled()) {
+    access_.RecordAllowed(*context, WorkloadRequest("watch", ""),
+                          "authorization is off");
+  } else if (!request->kinds().empty()) {
+    for (const std::string& text : request->kinds()) {
+      ObjectKind kind;
+      if (!ParseKind(text, &kind)) {
+        return ToGrpcStatus(absl::InvalidArgumentError(
+            absl::StrCat("kinds: unknown kind \"", text, "\"")));
+      }
+      if (absl::Status s = access_.Authorize(
+              *context, *principal,
+              ObjectRequest("watch", kind, request->namespace_(), ""));
+          !s.ok()) {
+        return ToGrpcStatus(s);
+      }
+    }
+  } else {
+    for (ObjectKind kind : kWatchableKinds) {
+      if (access_.Allows(
+              *principal,
+              ObjectRequest("watch", kind, request->namespace_(), ""))) {
+        filter.add_kinds(KindName(kind));
+      }
+    }
+    const auth::Attributes workloads =
+        WorkloadRequest("watch", request->namespace_());
+    if (filter.kinds().empty()) {
+      return ToGrpcStatus(access_.Authorize(*context, *principal, workloads));
+    }
+    access_.RecordAllowed(*context, workloads,
+                          absl::StrCat("RBAC: watching the kinds allowed: ",
+                                       absl::StrJoin(filter.kinds(), ", ")));
+  }
+  request = &filter;
   engine::EventLog& log = engine_.event_log();
   int64_t after =
       request->has_from_revision() ? request->from_revision() : log.revision();

@@ -3,10 +3,14 @@
 // The gRPC edge: each handler converts the request, makes one engine call,
 // converts the result back and maps the status. No admission logic here.
 
+#include <string>
+#include <vector>
+
 #include "kq/v1/admin_service.grpc.pb.h"
 #include "kq/v1/queue_service.grpc.pb.h"
 
 #include "server/api/reply_queue.h"
+#include "server/auth/grpc_access.h"
 #include "server/engine/engine.h"
 
 namespace kq::api {
@@ -28,9 +32,13 @@ absl::Status ValidatePendingWorkloadsRequest(
     const v1::PendingWorkloadsRequest& request);
 
 // Thread-safe: gRPC calls handlers concurrently; the engine serializes.
+// Every handler authorizes its call through `access` first, before it
+// validates the request or looks anything up (authorization.h says which
+// request each call is).
 class AdminServiceImpl final : public v1::AdminService::Service {
  public:
-  explicit AdminServiceImpl(engine::Engine& engine) : engine_(engine) {}
+  AdminServiceImpl(engine::Engine& engine, auth::GrpcAccess& access)
+      : engine_(engine), access_(access) {}
 
   grpc::Status Apply(grpc::ServerContext* context,
                      const v1::ApplyRequest* request,
@@ -59,7 +67,14 @@ class AdminServiceImpl final : public v1::AdminService::Service {
                              v1::SetStopPolicyResponse* response) override;
 
  private:
+  // Apply's check: per object, create when it is new, update when it
+  // exists (looked up only when the caller may do one and not the other).
+  absl::Status AuthorizeApply(const grpc::ServerContextBase& context,
+                              const auth::Principal& principal,
+                              const v1::ApplyRequest& request);
+
   engine::Engine& engine_;
+  auth::GrpcAccess& access_;
 };
 
 // Thread-safe, as AdminServiceImpl. Admit is served asynchronously by
@@ -76,7 +91,14 @@ class QueueServiceImpl final
                       v1::QueueService::WithCallbackMethod_Heartbeat<
                           v1::QueueService::Service>>>>> {
  public:
-  explicit QueueServiceImpl(engine::Engine& engine) : engine_(engine) {}
+  QueueServiceImpl(engine::Engine& engine, auth::GrpcAccess& access)
+      : engine_(engine), access_(access) {}
+
+  // Admit's check (AdmitCalls serves the call): get, and create when the
+  // request carries a workload, whose submitter it records.
+  absl::StatusOr<auth::Principal> AuthorizeAdmit(
+      const grpc::ServerContextBase& context, const v1::AdmitRequest& request);
+  bool access_enabled() const { return access_.access().enabled(); }
 
   grpc::ServerUnaryReactor* SubmitWorkload(
       grpc::CallbackServerContext* context,
@@ -125,7 +147,14 @@ class QueueServiceImpl final
       grpc::ServerUnaryReactor* reactor,
       std::function<void(const T&)> fill_response);
 
+  // The runner calls' check: `run`, or the owner rule (the caller
+  // submitted the workload) when --owner-may-run.
+  absl::Status AuthorizeRun(const grpc::ServerContextBase& context,
+                            const std::string& namespace_name,
+                            const std::string& name);
+
   engine::Engine& engine_;
+  auth::GrpcAccess& access_;
   ReplyQueue replies_;
 };
 

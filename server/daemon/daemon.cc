@@ -9,7 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -22,6 +24,12 @@
 #include "server/api/admit_calls.h"
 #include "server/api/in_flight_calls.h"
 #include "server/api/services.h"
+#include "server/auth/access.h"
+#include "server/auth/audit_log.h"
+#include "server/auth/auth_metrics.h"
+#include "server/auth/grpc_access.h"
+#include "server/auth/policy_files.h"
+#include "server/auth/tls.h"
 #include "server/codec/codec.h"
 #include "server/common/clock.h"
 #include "server/engine/engine.h"
@@ -48,7 +56,73 @@ void WritePortFile(const std::string& path, int port) {
   std::filesystem::rename(path + ".tmp", path, ec);
 }
 
+// Whether kqd listening on `address` ("host:port", "unix:path") is
+// reachable only from this machine.
+bool IsLoopback(const std::string& address) {
+  if (absl::StartsWith(address, "unix:") ||
+      absl::StartsWith(address, "unix-abstract:")) {
+    return true;
+  }
+  absl::StatusOr<http::HostPort> hp = http::ParseHostPort("", address);
+  if (!hp.ok()) return false;
+  return hp->host == "localhost" || hp->host == "::1" ||
+         absl::StartsWith(hp->host, "127.");
+}
+
 }  // namespace
+
+absl::Status CheckSecurity(const Config& config) {
+  if (config.tls_cert.empty() != config.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-cert and --tls-key: give both or neither");
+  }
+  if (!config.client_ca.empty() && config.tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        "--client-ca: needs --tls-cert and --tls-key (client certificates "
+        "are only asked for over TLS)");
+  }
+  const bool auth = !config.authz_file.empty();
+  if (!auth && (!config.token_file.empty() || !config.client_ca.empty())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        config.token_file.empty() ? "--client-ca" : "--token-file",
+        ": needs --authz-file: identities without bindings may do nothing, "
+        "and without --authz-file kqd authenticates no one"));
+  }
+  const bool tls = !config.tls_cert.empty();
+  std::vector<std::string> exposed;
+  if (!IsLoopback(config.listen))
+    exposed.push_back("--listen=" + config.listen);
+  if (!config.http_listen.empty() && !IsLoopback(config.http_listen)) {
+    exposed.push_back("--http-listen=" + config.http_listen);
+  }
+  if (exposed.empty()) {
+    if (!auth) {
+      spdlog::warn(
+          "kqd serves without authentication (no --authz-file): every "
+          "caller that reaches {} may do anything; it listens on loopback "
+          "only",
+          config.listen);
+    }
+    return absl::OkStatus();
+  }
+  if (auth && tls) return absl::OkStatus();
+  const std::string what =
+      !auth ? "without authentication (no --authz-file): anyone who reaches "
+              "it could cancel any workload and change every queue"
+            : "without TLS (no --tls-cert): bearer tokens would cross the "
+              "network in the clear";
+  if (config.insecure_allow_unauthenticated) {
+    spdlog::warn("kqd serves {} {} (--insecure-allow-unauthenticated)",
+                 absl::StrJoin(exposed, " and "), what);
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "refusing to serve ", absl::StrJoin(exposed, " and "),
+      ", which is not a loopback address, ", what,
+      ". Give --authz-file with --tls-cert and --tls-key, listen on "
+      "127.0.0.1, or pass --insecure-allow-unauthenticated to serve "
+      "anyway"));
+}
 
 absl::StatusOr<Configuration> ReadConfigurationFile(const std::string& path) {
   std::ifstream in(path);
@@ -102,6 +176,13 @@ struct Server::Parts {
   // Observes the engine; outlives the gRPC server, whose interceptor
   // records into it.
   std::unique_ptr<metrics::KqdMetrics> metrics;
+  // Security: outlive both ports, which consult them on every call.
+  std::unique_ptr<auth::AuthMetrics> auth_metrics;
+  std::unique_ptr<auth::PolicyFiles> policy_files;
+  std::unique_ptr<auth::Access> access;
+  std::unique_ptr<auth::AuditLog> audit;
+  std::unique_ptr<auth::TlsFiles> tls;
+  std::unique_ptr<auth::GrpcAccess> grpc_access;
   std::unique_ptr<http::KqdEndpoint> http;
   std::unique_ptr<api::AdminServiceImpl> admin;
   std::unique_ptr<api::QueueServiceImpl> queue;
@@ -113,6 +194,7 @@ struct Server::Parts {
 };
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
+  KQ_RETURN_IF_ERROR(CheckSecurity(config));
   auto parts = std::make_unique<Parts>();
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
@@ -140,14 +222,48 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   parts->engine = std::make_unique<engine::Engine>(*parts->store, Clock::Real(),
                                                    engine_options);
   parts->metrics = std::make_unique<metrics::KqdMetrics>(*parts->engine);
+  parts->auth_metrics =
+      std::make_unique<auth::AuthMetrics>(parts->metrics->registry());
+  parts->policy_files = std::make_unique<auth::PolicyFiles>(
+      config.token_file, config.authz_file, parts->auth_metrics.get());
+  KQ_RETURN_IF_ERROR(parts->policy_files->Load());
+  parts->access = std::make_unique<auth::Access>(
+      auth::AccessOptions{.enabled = !config.authz_file.empty(),
+                          .owner_may_run = config.owner_may_run},
+      parts->policy_files.get(), parts->auth_metrics.get());
+  if (!config.audit_log.empty()) {
+    KQ_ASSIGN_OR_RETURN(
+        parts->audit,
+        auth::AuditLog::Open({.path = config.audit_log,
+                              .max_size_mb = config.audit_log_max_size_mb,
+                              .max_backups = config.audit_log_max_backups},
+                             parts->auth_metrics.get()));
+  }
+  if (!config.tls_cert.empty()) {
+    KQ_ASSIGN_OR_RETURN(
+        parts->tls,
+        auth::TlsFiles::Open({.cert_file = config.tls_cert,
+                              .key_file = config.tls_key,
+                              .client_ca_file = config.client_ca,
+                              .reload_interval = config.tls_reload_interval},
+                             parts->auth_metrics.get()));
+  }
+  parts->grpc_access =
+      std::make_unique<auth::GrpcAccess>(*parts->access, parts->audit.get());
+  if (!config.token_file.empty() || !config.authz_file.empty()) {
+    parts->policy_files->StartWatching(config.policy_reload_interval);
+  }
   // The HTTP port serves before the state is loaded: /healthz answers and
   // /readyz says not yet while a large database loads.
   if (!config.http_listen.empty()) {
     KQ_ASSIGN_OR_RETURN(
         http::HostPort address,
         http::ParseHostPort("--http-listen", config.http_listen));
-    parts->http =
-        std::make_unique<http::KqdEndpoint>(*parts->engine, *parts->metrics);
+    parts->http = std::make_unique<http::KqdEndpoint>(
+        *parts->engine, *parts->metrics,
+        http::EndpointSecurity{.access = parts->access.get(),
+                               .audit = parts->audit.get(),
+                               .tls = parts->tls.get()});
     KQ_RETURN_IF_ERROR(parts->http->Start(address));
     spdlog::info("kqd http (metrics, health, visibility) on {} (port {})",
                  config.http_listen, parts->http->port());
@@ -158,13 +274,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   KQ_RETURN_IF_ERROR(parts->engine->Start());
   parts->metrics->Start();
 
-  parts->admin = std::make_unique<api::AdminServiceImpl>(*parts->engine);
-  parts->queue = std::make_unique<api::QueueServiceImpl>(*parts->engine);
+  parts->admin = std::make_unique<api::AdminServiceImpl>(*parts->engine,
+                                                         *parts->grpc_access);
+  parts->queue = std::make_unique<api::QueueServiceImpl>(*parts->engine,
+                                                         *parts->grpc_access);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(),
+  builder.AddListeningPort(config.listen,
+                           parts->tls != nullptr
+                               ? parts->tls->GrpcCredentials()
+                               : grpc::InsecureServerCredentials(),
                            &port);
   builder.RegisterService(parts->admin.get());
   builder.RegisterService(parts->queue.get());
@@ -174,6 +295,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
         counters;
     counters.push_back(parts->in_flight.NewCounter());
     counters.push_back(parts->metrics->grpc().NewInterceptorFactory());
+    if (auto audit = parts->grpc_access->NewAuditInterceptorFactory()) {
+      counters.push_back(std::move(audit));
+    }
     builder.experimental().SetInterceptorCreators(std::move(counters));
   }
   // The blocking handlers (all but Admit and QueueServiceImpl's callback
@@ -199,7 +323,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   parts->admit = std::make_unique<api::AdmitCalls>(
       *parts->queue, *parts->engine, std::move(admit_queue));
   parts->admit->Start();
-  spdlog::info("kqd serving on {} (port {}), data in {}", config.listen, port,
+  spdlog::info("kqd serving on {} (port {}{}{}), data in {}", config.listen,
+               port, parts->tls != nullptr ? ", TLS" : "",
+               parts->access->enabled() ? ", RBAC from --authz-file" : "",
                db_path);
   if (!config.port_file.empty()) WritePortFile(config.port_file, port);
   return std::unique_ptr<Server>(new Server(std::move(parts), port));
@@ -209,6 +335,8 @@ Server::Server(std::unique_ptr<Parts> parts, int port)
     : parts_(std::move(parts)), port_(port) {}
 
 Server::~Server() { Stop(); }
+
+absl::Status Server::ReloadPolicy() { return parts_->policy_files->Reload(); }
 
 int Server::http_port() const {
   return parts_->http != nullptr ? parts_->http->port() : 0;
@@ -248,6 +376,8 @@ void Server::Stop() {
   parts_->metrics->Stop();
   engine.Stop();
   if (parts_->http != nullptr) parts_->http->Stop();
+  parts_->policy_files->Stop();
+  if (parts_->audit != nullptr) parts_->audit->Flush();
   spdlog::info("kqd stopped at revision {}", engine.event_log().revision());
 }
 
@@ -258,11 +388,18 @@ absl::Status Run(const Config& config) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   KQ_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Start(config));
   int received = 0;
-  sigwait(&signals, &received);
+  for (;;) {
+    sigwait(&signals, &received);
+    if (received != SIGHUP) break;
+    spdlog::info("received SIGHUP: reloading --token-file and --authz-file");
+    // A failure is logged by the reload, with the old policy kept.
+    server->ReloadPolicy().IgnoreError();
+  }
   spdlog::info("received signal {}, shutting down", received);
   server->Stop();
   return absl::OkStatus();

@@ -36,6 +36,27 @@ struct Config {
   // How long an evicted workload whose runner holds a live lease keeps its
   // quota while waiting for the runner to confirm the stop.
   absl::Duration eviction_grace = absl::Seconds(30);
+  // Security (server/auth). TLS on both ports with --tls-cert and
+  // --tls-key, re-read every tls_reload_interval; client certificates
+  // verified against client_ca when sent.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string client_ca;
+  absl::Duration tls_reload_interval = absl::Seconds(10);
+  // Bearer tokens by hash; RBAC bindings. An authz_file turns
+  // authentication and authorization on. Both are re-read when they
+  // change (polled every policy_reload_interval) and on SIGHUP.
+  std::string token_file;
+  std::string authz_file;
+  absl::Duration policy_reload_interval = absl::Seconds(2);
+  bool owner_may_run = true;
+  // Audit log: a file, or "-" for standard output; empty: none.
+  std::string audit_log;
+  int audit_log_max_size_mb = 100;
+  int audit_log_max_backups = 5;
+  // Serve a non-loopback address without authentication or without TLS,
+  // which kqd otherwise refuses.
+  bool insecure_allow_unauthenticated = false;
   // Watch events kept, in memory and in the database; a watch from an
   // older revision is answered OUT_OF_RANGE. No flag: tests that need that
   // answer keep only a few.
@@ -68,6 +89,10 @@ class Server {
   // The HTTP port, or 0 when config.http_listen is empty.
   int http_port() const;
 
+  // Re-reads --token-file and --authz-file now (SIGHUP). The first
+  // failure, with the old contents kept in force; OK without them.
+  absl::Status ReloadPolicy();
+
   // Shuts down gracefully: takes no new call, ends the calls that wait for
   // kqd's end (Watch, Admit), lets the others finish (for up to 5 s), then
   // commits the queued commands. The database closes when the Server goes.
@@ -82,8 +107,15 @@ class Server {
   int port_;
 };
 
-// kqd's main loop: blocks SIGTERM and SIGINT, starts a Server, serves until
-// one of them arrives, then stops it. Returns the first error that prevents
+// Checks the security flags together, before anything starts: refuses a
+// non-loopback address without authentication or without TLS (unless
+// insecure_allow_unauthenticated), identities without bindings, and a
+// half-given certificate. Also warns of what is allowed but unsafe.
+absl::Status CheckSecurity(const Config& config);
+
+// kqd's main loop: blocks SIGTERM, SIGINT and SIGHUP, starts a Server,
+// reloads the policy files on SIGHUP, serves until SIGTERM or SIGINT
+// arrives, then stops it. Returns the first error that prevents
 // serving.
 absl::Status Run(const Config& config);
 

@@ -97,9 +97,12 @@ void StopServing(std::unique_ptr<httplib::Server>& server,
   server.reset();
 }
 
-Listener::Listener(ListenerOptions options)
-    : options_(std::move(options)),
-      server_(std::make_unique<httplib::Server>()) {
+Listener::Listener(ListenerOptions options) : options_(std::move(options)) {
+  if (options_.tls) {
+    server_ = std::make_unique<httplib::SSLServer>(options_.tls);
+  } else {
+    server_ = std::make_unique<httplib::Server>();
+  }
   Configure(*server_, options_);
 }
 

@@ -8,6 +8,7 @@
 
 #include <httplib.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -38,6 +39,9 @@ struct ListenerOptions {
   size_t max_request_bytes = 1 << 20;
   // Names the listener in logs and errors ("metrics", "webhook").
   std::string name = "http";
+  // Set: HTTPS, with the OpenSSL context set up by this (which keeps
+  // whatever it installs alive for the listener's life).
+  std::function<bool(SSL_CTX&)> tls;
 };
 
 // Sets timeouts, the thread pool, SO_REUSEADDR without httplib's

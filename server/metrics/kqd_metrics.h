@@ -40,6 +40,9 @@ class KqdMetrics {
   void Stop();
 
   GrpcMetrics& grpc() { return grpc_; }
+  // For the families other modules register (server/auth's); rendered
+  // with the rest.
+  prometheus::Registry& registry() { return registry_; }
   // Text exposition format 0.0.4 (serve with kPrometheusContentType).
   std::string Render() const;
   // How long the last gauge capture held the engine thread.

@@ -40,13 +40,14 @@ class PendingWorkloadsRpcTest : public ::testing::Test {
                               .Request("cpu", "1")
                               .Build());
     }
+    ASSERT_OK(policy_files_.Load());
     // No quota: all three stay pending.
     ASSERT_OK(engine_
                   ->Apply({ClusterQueueBuilder("cq").Build(),
                            LocalQueueBuilder("ns", "lq", "cq").Build()},
                           std::move(workloads))
                   .status());
-    service_ = std::make_unique<QueueServiceImpl>(*engine_);
+    service_ = std::make_unique<QueueServiceImpl>(*engine_, grpc_access_);
   }
 
   grpc::Status Call(const v1::PendingWorkloadsRequest& request,
@@ -58,6 +59,10 @@ class PendingWorkloadsRpcTest : public ::testing::Test {
   store::MemoryStore store_;
   FakeClock clock_;
   std::unique_ptr<engine::Engine> engine_;
+  // Authorization off: this tests the call, not who may make it.
+  auth::PolicyFiles policy_files_{"", "", nullptr};
+  auth::Access access_{auth::AccessOptions{}, &policy_files_, nullptr};
+  auth::GrpcAccess grpc_access_{access_, nullptr};
   std::unique_ptr<QueueServiceImpl> service_;
 };
 

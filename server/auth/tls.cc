@@ -1,0 +1,282 @@
+#include "server/auth/tls.h"
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
+#include "spdlog/spdlog.h"
+
+namespace kq::auth {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& flag,
+                                     const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read ", path));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string OpenSslError() {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return "not PEM";
+  char buffer[256];
+  ERR_error_string_n(code, buffer, sizeof(buffer));
+  return buffer;
+}
+
+using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
+
+BioPtr MemoryBio(const std::string& text) {
+  return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())),
+                &BIO_free);
+}
+
+}  // namespace
+
+// One consistent set of files, as OpenSSL objects.
+struct TlsFiles::Material {
+  std::string cert_pem;
+  std::string key_pem;
+  std::string ca_pem;
+  X509* cert = nullptr;
+  STACK_OF(X509) * chain = nullptr;
+  EVP_PKEY* key = nullptr;
+  X509_STORE* client_cas = nullptr;
+  CertificateInfo info;
+  absl::Time ca_not_after = absl::InfiniteFuture();
+
+  ~Material() {
+    X509_free(cert);
+    sk_X509_pop_free(chain, X509_free);
+    EVP_PKEY_free(key);
+    X509_STORE_free(client_cas);
+  }
+};
+
+TlsFiles::TlsFiles(TlsOptions options, AuthMetrics* metrics)
+    : options_(std::move(options)), metrics_(metrics) {}
+
+absl::StatusOr<std::unique_ptr<TlsFiles>> TlsFiles::Open(TlsOptions options,
+                                                         AuthMetrics* metrics) {
+  if (options.cert_file.empty() != options.key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-cert and --tls-key: give both or neither");
+  }
+  if (options.cert_file.empty()) {
+    return absl::InvalidArgumentError(
+        options.client_ca_file.empty()
+            ? "--tls-cert: is required for TLS"
+            : "--client-ca: needs --tls-cert and --tls-key (client "
+              "certificates are only asked for over TLS)");
+  }
+  std::unique_ptr<TlsFiles> files(new TlsFiles(std::move(options), metrics));
+  if (absl::Status s = files->Load(); !s.ok()) return s;
+  TlsFiles* self = files.get();
+  files->watcher_ = std::thread([self] {
+    while (!self->stop_.WaitForNotificationWithTimeout(
+        self->options_.reload_interval)) {
+      self->PollNow();
+    }
+  });
+  return files;
+}
+
+TlsFiles::~TlsFiles() {
+  stop_.Notify();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void TlsFiles::PollNow() {
+  if (absl::Status s = Load(); !s.ok()) {
+    spdlog::error("{}; TLS keeps the certificates loaded before",
+                  std::string(s.message()));
+  }
+}
+
+absl::Status TlsFiles::Load() {
+  absl::StatusOr<std::string> cert = ReadFile("--tls-cert", options_.cert_file);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadFile("--tls-key", options_.key_file);
+  if (!key.ok()) return key.status();
+  std::string ca;
+  if (!options_.client_ca_file.empty()) {
+    absl::StatusOr<std::string> read =
+        ReadFile("--client-ca", options_.client_ca_file);
+    if (!read.ok()) return read.status();
+    ca = *std::move(read);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (material_ != nullptr && material_->cert_pem == *cert &&
+        material_->key_pem == *key && material_->ca_pem == ca) {
+      return absl::OkStatus();
+    }
+  }
+  auto m = std::make_shared<Material>();
+  m->cert_pem = *cert;
+  m->key_pem = *key;
+  m->ca_pem = ca;
+  {
+    BioPtr bio = MemoryBio(m->cert_pem);
+    m->cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+    if (m->cert == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tls-cert ", options_.cert_file, ": ", OpenSslError()));
+    }
+    m->chain = sk_X509_new_null();
+    while (X509* extra =
+               PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      sk_X509_push(m->chain, extra);
+    }
+    ERR_clear_error();
+  }
+  {
+    BioPtr bio = MemoryBio(m->key_pem);
+    m->key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+    if (m->key == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tls-key ", options_.key_file, ": ", OpenSslError()));
+    }
+  }
+  if (X509_check_private_key(m->cert, m->key) != 1) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls-key ", options_.key_file, ": does not match the certificate in ",
+        options_.cert_file));
+  }
+  absl::StatusOr<CertificateInfo> info = ParseCertificate(m->cert_pem);
+  if (!info.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls-cert ", options_.cert_file, ": ", info.status().message()));
+  }
+  m->info = *std::move(info);
+  if (!ca.empty()) {
+    m->client_cas = X509_STORE_new();
+    BioPtr bio = MemoryBio(ca);
+    int count = 0;
+    while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      X509_STORE_add_cert(m->client_cas, c);
+      std::tm tm{};
+      if (ASN1_TIME_to_tm(X509_get0_notAfter(c), &tm) == 1) {
+        m->ca_not_after =
+            std::min(m->ca_not_after, absl::FromTimeT(timegm(&tm)));
+      }
+      X509_free(c);
+      ++count;
+    }
+    ERR_clear_error();
+    if (count == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--client-ca ", options_.client_ca_file, ": no PEM certificate"));
+    }
+  }
+  const bool first = [&] {
+    absl::MutexLock lock(&mu_);
+    const bool was_empty = material_ == nullptr;
+    material_ = m;
+    return was_empty;
+  }();
+  if (metrics_ != nullptr) {
+    metrics_->CertificateExpiry("server", m->info.not_after);
+    if (!ca.empty()) metrics_->CertificateExpiry("client_ca", m->ca_not_after);
+  }
+  spdlog::info("TLS: {} serving certificate serial {} (expires {}){}",
+               first ? "loaded" : "reloaded", m->info.serial,
+               absl::FormatTime(m->info.not_after),
+               ca.empty() ? "" : ", client certificates verified");
+  return absl::OkStatus();
+}
+
+std::shared_ptr<grpc::ServerCredentials> TlsFiles::GrpcCredentials() const {
+  const unsigned int interval = static_cast<unsigned int>(
+      std::max<int64_t>(1, absl::ToInt64Seconds(options_.reload_interval)));
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider;
+  if (options_.client_ca_file.empty()) {
+    provider =
+        std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+            options_.key_file, options_.cert_file, interval);
+  } else {
+    provider =
+        std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+            options_.key_file, options_.cert_file, options_.client_ca_file,
+            interval);
+  }
+  grpc::experimental::TlsServerCredentialsOptions tls(provider);
+  tls.watch_identity_key_cert_pairs();
+  if (!options_.client_ca_file.empty()) {
+    tls.watch_root_certs();
+    // Optional but verified: REQUIRE would fail a caller without a
+    // certificate in the handshake, where it sees only UNAVAILABLE.
+    tls.set_cert_request_type(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  }
+  return grpc::experimental::TlsServerCredentials(tls);
+}
+
+bool TlsFiles::SetUp(SSL_CTX& ctx) {
+  SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+  SSL_CTX_set_cert_cb(&ctx, &TlsFiles::CertCallback, this);
+  if (!options_.client_ca_file.empty()) {
+    // SSL_VERIFY_PEER without FAIL_IF_NO_PEER_CERT: asked for, verified
+    // when sent, not required.
+    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, nullptr);
+  }
+  return true;
+}
+
+int TlsFiles::CertCallback(SSL* ssl, void* arg) {
+  auto* self = static_cast<TlsFiles*>(arg);
+  std::shared_ptr<const Material> m;
+  {
+    absl::MutexLock lock(&self->mu_);
+    m = self->material_;
+  }
+  if (SSL_use_certificate(ssl, m->cert) != 1 ||
+      SSL_use_PrivateKey(ssl, m->key) != 1 ||
+      SSL_set1_chain(ssl, m->chain) != 1) {
+    return 0;
+  }
+  if (m->client_cas != nullptr) {
+    SSL_set1_verify_cert_store(ssl, m->client_cas);
+  }
+  return 1;
+}
+
+CertificateInfo TlsFiles::server_certificate() const {
+  absl::MutexLock lock(&mu_);
+  return material_->info;
+}
+
+std::string VerifiedPeerCertificate(const SSL* ssl) {
+  if (ssl == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return "";
+  X509* peer = SSL_get1_peer_certificate(ssl);
+  if (peer == nullptr) return "";
+  std::string pem;
+  if (BIO* bio = BIO_new(BIO_s_mem()); bio != nullptr) {
+    if (PEM_write_bio_X509(bio, peer) == 1) {
+      char* data = nullptr;
+      const long n = BIO_get_mem_data(bio, &data);
+      pem.assign(data, n);
+    }
+    BIO_free(bio);
+  }
+  X509_free(peer);
+  return pem;
+}
+
+}  // namespace kq::auth
