@@ -347,12 +347,9 @@ grpc::Status QueueServiceImpl::SetReclaimablePods(
 grpc::Status QueueServiceImpl::Explain(grpc::ServerContext* context,
                                        const v1::ExplainRequest* request,
                                        v1::ExplainResponse* response) {
-  if (absl::StatusOr<auth::Principal> p = access_.Check(
-          *context,
-          WorkloadRequest("get", request->namespace_(), request->name()));
-      !p.ok()) {
-    return ToGrpcStatus(p.status());
-  }
+  absl::StatusOr<auth::Principal> principal = access_.Check(
+      *context, WorkloadRequest("get", request->namespace_(), request->name()));
+  if (!principal.ok()) return ToGrpcStatus(principal.status());
   absl::StatusOr<engine::ExplainResult> result =
       engine_.Explain({request->namespace_(), request->name()});
   if (!result.ok()) return ToGrpcStatus(result.status());
@@ -388,6 +385,7 @@ grpc::Status QueueServiceImpl::Explain(grpc::ServerContext* context,
     }
   }
   FillVictims(e.victims, response->mutable_victims());
+  HideVictimsOutOfSight(*principal, response->mutable_victims());
   response->set_admissions_per_minute(result->admissions_per_minute);
   if (result->estimated_start.has_value()) {
     *response->mutable_estimated_start_time() =
@@ -401,14 +399,12 @@ grpc::Status QueueServiceImpl::Simulate(grpc::ServerContext* context,
                                         v1::SimulateResponse* response) {
   // Kubernetes authorizes a dry run as the request itself: a create.
   const v1::ObjectMeta& meta = request->workload().metadata();
-  if (absl::StatusOr<auth::Principal> p = access_.Check(
-          *context,
-          request->has_workload()
-              ? WorkloadRequest("create", meta.namespace_(), meta.name())
-              : WorkloadRequest("get", request->namespace_(), request->name()));
-      !p.ok()) {
-    return ToGrpcStatus(p.status());
-  }
+  absl::StatusOr<auth::Principal> principal = access_.Check(
+      *context,
+      request->has_workload()
+          ? WorkloadRequest("create", meta.namespace_(), meta.name())
+          : WorkloadRequest("get", request->namespace_(), request->name()));
+  if (!principal.ok()) return ToGrpcStatus(principal.status());
   std::optional<Workload> workload;
   if (request->has_workload()) {
     absl::StatusOr<Workload> wl = codec::FromClientProto(request->workload());
@@ -425,6 +421,7 @@ grpc::Status QueueServiceImpl::Simulate(grpc::ServerContext* context,
   *response->mutable_workload() =
       codec::ToProto(what_if->workload, request->template_form());
   FillVictims(what_if->victims, response->mutable_victims());
+  HideVictimsOutOfSight(*principal, response->mutable_victims());
   response->set_reason(what_if->reason);
   response->set_message(what_if->message);
   return grpc::Status::OK;
@@ -504,6 +501,22 @@ grpc::Status QueueServiceImpl::PendingWorkloads(
   }
   response->set_revision(listed->revision);
   return grpc::Status::OK;
+}
+
+void QueueServiceImpl::HideVictimsOutOfSight(
+    const auth::Principal& principal,
+    google::protobuf::RepeatedPtrField<v1::PreemptionVictim>* victims) const {
+  if (!access_.access().enabled()) return;
+  for (v1::PreemptionVictim& v : *victims) {
+    if (!access_.Allows(principal,
+                        WorkloadRequest("get", v.namespace_(), v.name()))) {
+      // Another team's workload: that one would be preempted, and why,
+      // but not whose or where.
+      v.clear_namespace_();
+      v.clear_name();
+      v.clear_cluster_queue();
+    }
+  }
 }
 
 absl::Status QueueServiceImpl::AuthorizeRun(

@@ -153,6 +153,12 @@ class QueueServiceImpl final
                             const std::string& namespace_name,
                             const std::string& name);
 
+  // Explain's and Simulate's victims in namespaces the caller may not read
+  // keep their reason only.
+  void HideVictimsOutOfSight(
+      const auth::Principal& principal,
+      google::protobuf::RepeatedPtrField<v1::PreemptionVictim>* victims) const;
+
   engine::Engine& engine_;
   auth::GrpcAccess& access_;
   ReplyQueue replies_;

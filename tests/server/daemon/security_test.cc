@@ -350,6 +350,61 @@ TEST_F(SecurityTest, ShimImpersonatesAUserWithItsToken) {
   }
 }
 
+TEST_F(SecurityTest, SimulateHidesVictimsOfOtherTeams) {
+  StartKqd(SecureConfig());
+  ApplyAsAdmin(
+      {ResourceFlavorBuilder("default").Build(),
+       ::kq::testing::WorkloadPriorityClassBuilder("low", 1).Build(),
+       ::kq::testing::WorkloadPriorityClassBuilder("high", 100).Build(),
+       ClusterQueueBuilder("cq")
+           .ResourceGroup({"cpu"})
+           .Flavor("default")
+           .Quota("cpu", "1")
+           .WithinClusterQueue("LowerPriority")
+           .Build(),
+       LocalQueueBuilder("team-a", "lq", "cq").Build(),
+       LocalQueueBuilder("team-b", "lq", "cq").Build()});
+  Caller bob = As("bob", {"team-b"});
+  v1::SubmitWorkloadRequest low;
+  *low.mutable_workload() = codec::ToProto(WorkloadBuilder("low-b")
+                                               .Namespace("team-b")
+                                               .Queue("lq")
+                                               .PriorityClass("low")
+                                               .PodSet("main", 1)
+                                               .Request("cpu", "1")
+                                               .Build());
+  {
+    v1::SubmitWorkloadResponse response;
+    grpc::ClientContext context;
+    ASSERT_TRUE(bob.queue->SubmitWorkload(&context, low, &response).ok());
+  }
+  auto simulate = [](Caller& caller, const std::string& ns) {
+    v1::SimulateRequest request;
+    *request.mutable_workload() = codec::ToProto(WorkloadBuilder("high")
+                                                     .Namespace(ns)
+                                                     .Queue("lq")
+                                                     .PriorityClass("high")
+                                                     .PodSet("main", 1)
+                                                     .Request("cpu", "1")
+                                                     .Build());
+    v1::SimulateResponse response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(caller.queue->Simulate(&context, request, &response).ok());
+    return response;
+  };
+  // bob sees his own workload would be preempted...
+  v1::SimulateResponse own = simulate(bob, "team-b");
+  ASSERT_EQ(own.victims_size(), 1);
+  EXPECT_EQ(own.victims(0).name(), "low-b");
+  // ...alice learns that one would be, and why, but not whose.
+  Caller alice = As("alice", {"team-a"});
+  v1::SimulateResponse other = simulate(alice, "team-a");
+  ASSERT_EQ(other.victims_size(), 1);
+  EXPECT_EQ(other.victims(0).name(), "");
+  EXPECT_EQ(other.victims(0).namespace_(), "");
+  EXPECT_FALSE(other.victims(0).reason().empty());
+}
+
 TEST_F(SecurityTest, EveryCallCarriesItsAuditId) {
   StartKqd(SecureConfig());
   Caller nobody = As("");
