@@ -15,12 +15,20 @@ Environment (set by tests/deploy/CMakeLists.txt):
   KQ_VERSION    the project version (the image tag the manifests use)
   KQ_DEBIAN_KUBECTL  Debian 12's kubectl (kustomize v2), when kubectl on
                 the PATH is another one: deploy/ is built with both
-promtool (Debian's prometheus package) checks deploy/prometheus.
+promtool (Debian's prometheus package) checks deploy/prometheus; openssl
+checks the certificates deploy/kubernetes/kq-certs.sh and README.md make.
+
+kqd's security flags and the shim's TLS flags (the contract of issue 30)
+are checked against the manifests and units now, and against the binaries'
+--help once the binaries have them: until then those checks skip, naming
+the flags missing.
 
 Run one group with e.g. `deploy_test.py KubernetesTest`.
 """
 
 import base64
+import functools
+import hashlib
 import json
 import os
 import re
@@ -65,9 +73,32 @@ KNOWN_KINDS = {
     ("cert-manager.io/v1", "Certificate"): True,
 }
 KUSTOMIZATION = ("kustomize.config.k8s.io/v1beta1", "Kustomization")
-# Files a configMapGenerator turns into ConfigMap data, not objects.
-GENERATOR_KINDS = {("config.kueue.x-k8s.io/v1beta1", "Configuration"),
-                   ("config.kueue.x-k8s.io/v1beta2", "Configuration")}
+# Files a configMapGenerator turns into ConfigMap data, not objects: Kueue's
+# Configuration (kqd --config) and kqd's bindings (kqd --authz-file), which
+# are in Kubernetes RBAC's format but never applied to the API server.
+CONFIG_KINDS = {("config.kueue.x-k8s.io/v1beta1", "Configuration"),
+                ("config.kueue.x-k8s.io/v1beta2", "Configuration")}
+RBAC = "rbac.authorization.k8s.io/v1"
+AUTHZ_KINDS = {(RBAC, "ClusterRoleBinding"), (RBAC, "RoleBinding")}
+GENERATOR_KINDS = {"kqd-config": CONFIG_KINDS, "kqd-authz": AUTHZ_KINDS}
+
+# The contract's kqd flags (issue 30), and the shim's for a kqd with TLS.
+KQD_SECURITY_FLAGS = {
+    "--tls-cert", "--tls-key", "--client-ca", "--token-file", "--authz-file",
+    "--audit-log", "--audit-log-maxsize", "--audit-log-maxbackup",
+    "--owner-may-run", "--insecure-allow-unauthenticated",
+    "--tls-reload-interval"}
+SHIM_SECURITY_FLAGS = {"--kq-tls-ca", "--kq-cert", "--kq-key"}
+# kqd's built-in ClusterRoles, the only roles a binding may name.
+BUILTIN_CLUSTER_ROLES = (
+    {"cluster-admin", "kueue-batch-admin-role", "kueue-batch-user-role",
+     "kueue-pending-workloads-cq-viewer-role",
+     "kueue-pending-workloads-lq-viewer-role", "kueue-metrics-reader",
+     "kq-runner-role", "kq-controller-role", "kq-shim-role"} |
+    {f"kueue-{kind}-{role}-role"
+     for kind in ("clusterqueue", "cohort", "localqueue", "resourceflavor",
+                  "workload", "topology")
+     for role in ("editor", "viewer")})
 
 # The shim's ClusterRole, exactly. Growing it is a decision: change this
 # table and the comment justifying the verb in shim-clusterrole.yaml.
@@ -153,7 +184,7 @@ def kind_key(doc):
 
 class Kustomization:
     """A directory's kustomization.yaml: its resources and the files its
-    configMapGenerators read ({ConfigMap name: {key: file name}})."""
+    generators read ({ConfigMap or Secret name: {key: file name}})."""
 
     def __init__(self, directory):
         with open(os.path.join(directory, "kustomization.yaml")) as f:
@@ -163,17 +194,29 @@ class Kustomization:
                           self.doc.get("resources", []))
         self.patch_files = {p["path"]
                             for p in self.doc.get("patchesJson6902", [])}
-        self.generated = {}
-        for gen in self.doc.get("configMapGenerator", []):
+        self.generated = self.generators("configMapGenerator")
+        self.generated_secrets = self.generators("secretGenerator")
+
+    def generators(self, field):
+        generated = {}
+        for gen in self.doc.get(field, []):
             files = {}
             for entry in gen.get("files", []):
                 key, _, name = entry.rpartition("=")
                 files[key or os.path.basename(name)] = name
-            self.generated[gen["name"]] = files
+            generated[gen["name"]] = files
+        return generated
 
     def generator_files(self):
         return {name for files in self.generated.values()
                 for name in files.values()}
+
+    def generator_of(self, file_name):
+        """The ConfigMap generated from file_name."""
+        for gen, files in self.generated.items():
+            if file_name in files.values():
+                return gen
+        raise AssertionError(f"no generator reads {file_name}")
 
     def listed_files(self):
         """Files the kustomization reads that are not resources."""
@@ -234,6 +277,143 @@ def selects(selector, labels):
     return all(labels.get(k) == v for k, v in selector.items())
 
 
+def file_source(workload, c, path):
+    """Where the file at `path` in container c comes from: (kind, name,
+    key) of the ConfigMap or Secret behind a configMap, secret or projected
+    volume (a source without items holds each key as a file of its name),
+    or None when no such volume holds it."""
+    volumes = {v["name"]: v for v in
+               workload["spec"]["template"]["spec"].get("volumes", [])}
+    for m in c.get("volumeMounts", []):
+        rel = os.path.relpath(path, m["mountPath"])
+        if rel.startswith("..") or m["name"] not in volumes:
+            continue
+        v = volumes[m["name"]]
+        sources = v["projected"]["sources"] if "projected" in v else [v]
+        for src in sources:
+            for kind, field in (("ConfigMap", "configMap"),
+                                ("Secret", "secret")):
+                if field not in src:
+                    continue
+                ref = src[field]
+                name = ref.get("name") or ref.get("secretName")
+                items = ref.get("items")
+                if items is None and "/" not in rel:
+                    return (kind, name, rel)
+                for item in items or []:
+                    if item["path"] == rel:
+                        return (kind, name, item["key"])
+    return None
+
+
+def mount_of(c, path):
+    """The volumeMount of container c under which `path` lies."""
+    for m in c.get("volumeMounts", []):
+        if not os.path.relpath(path, m["mountPath"]).startswith(".."):
+            return m
+    raise AssertionError(f"nothing in {c['name']} is mounted at {path}")
+
+
+def missing_flags(binary, flags):
+    """The flags of `flags` that `binary --help` does not list."""
+    return set(flags) - help_flags(binary)
+
+
+def check_flags_accepted(case, binary, args, pending):
+    """Every --flag of args is one `binary --help` lists, but those of
+    `pending` (the contract's, not implemented yet): those skip the test,
+    named, once the others are checked."""
+    known = help_flags(binary)
+    waiting = set()
+    for arg in args:
+        if not arg.startswith("--"):
+            continue
+        name = arg.split("=", 1)[0]
+        if name in known:
+            continue
+        if name in pending:
+            waiting.add(name)
+            continue
+        with case.subTest(arg=arg):
+            case.fail(f"{os.path.basename(binary)} --help lists no {name}")
+    if waiting:
+        case.skipTest(f"{os.path.basename(binary)} has no "
+                      f"{', '.join(sorted(waiting))} yet")
+
+
+def bindings(docs):
+    """[(binding kind, namespace or None, roleRef name, {(kind, name)})]."""
+    out = []
+    for doc in docs:
+        subjects = {(s["kind"], s["name"]) for s in doc["subjects"]}
+        out.append((doc["kind"], doc["metadata"].get("namespace"),
+                    doc["roleRef"]["name"], subjects))
+    return out
+
+
+def check_bindings(case, docs):
+    """docs is a bindings file kqd can read: RBAC bindings of its built-in
+    ClusterRoles to Users and Groups, RoleBindings in a namespace."""
+    case.assertTrue(docs)
+    names = set()
+    for doc in docs:
+        with case.subTest(binding=doc.get("metadata", {}).get("name")):
+            case.assertIn(kind_key(doc), AUTHZ_KINDS)
+            meta = doc["metadata"]
+            key = (doc["kind"], meta.get("namespace"), meta["name"])
+            case.assertNotIn(key, names, "duplicate binding")
+            names.add(key)
+            if doc["kind"] == "RoleBinding":
+                case.assertTrue(meta.get("namespace"))
+            else:
+                case.assertNotIn("namespace", meta)
+            case.assertEqual(doc["roleRef"]["apiGroup"],
+                             "rbac.authorization.k8s.io")
+            case.assertEqual(doc["roleRef"]["kind"], "ClusterRole")
+            case.assertIn(doc["roleRef"]["name"], BUILTIN_CLUSTER_ROLES)
+            case.assertTrue(doc["subjects"])
+            for subject in doc["subjects"]:
+                case.assertIn(subject["kind"], ("User", "Group"))
+                case.assertEqual(subject.get("apiGroup"),
+                                 "rbac.authorization.k8s.io")
+                case.assertTrue(subject["name"])
+
+
+def cert_fields(path):
+    """{"subject": {attribute: [values]}, "san": set, "eku": set} of a PEM
+    certificate, as openssl prints them."""
+    def x509(*args):
+        return subprocess.run(["openssl", "x509", "-in", path, "-noout",
+                               *args], capture_output=True, text=True,
+                              check=True).stdout
+    subject = {}
+    line = x509("-subject", "-nameopt", "RFC2253,sep_multiline,-esc_msb")
+    for part in line.splitlines()[1:]:
+        attr, _, value = part.strip().partition("=")
+        subject.setdefault(attr, []).append(value)
+    san = set()
+    out = x509("-ext", "subjectAltName")
+    for entry in ",".join(out.splitlines()[1:]).split(","):
+        entry = entry.strip()
+        if entry:
+            kind, _, value = entry.partition(":")
+            san.add(("IP" if kind == "IP Address" else kind) + ":" + value)
+    eku = {e.strip() for e in ",".join(
+        x509("-ext", "extendedKeyUsage").splitlines()[1:]).split(",")
+        if e.strip()}
+    return {"subject": subject, "san": san, "eku": eku}
+
+
+SERVER_AUTH = "TLS Web Server Authentication"
+CLIENT_AUTH = "TLS Web Client Authentication"
+
+
+def openssl_verify(ca, cert):
+    out = subprocess.run(["openssl", "verify", "-CAfile", ca, cert],
+                         capture_output=True, text=True)
+    return out.returncode == 0, out.stdout + out.stderr
+
+
 def kubectls():
     """Every kubectl deploy/ must build with: the one on the PATH (a current
     one where the machine has it) and Debian 12's kubernetes-client (kubectl
@@ -278,29 +458,41 @@ def each_kubectl(test):
 
 
 class KqdProcess:
-    """kqd started with a manifest's or unit's arguments, bound to loopback."""
+    """kqd started with a manifest's or unit's arguments, bound to loopback.
+    paths maps directories the arguments name (/etc/kq, /var/log/kq) to
+    local ones; the flags in drop are left out."""
 
-    def __init__(self, args, data_dir, config=None):
+    def __init__(self, args, data_dir, config=None, paths=None, drop=()):
         self.work = tempfile.mkdtemp(prefix="kq-deploy-test-")
         self.port_file = os.path.join(self.work, "port")
+        self.http_port_file = os.path.join(self.work, "http-port")
         self.log = open(os.path.join(self.work, "kqd.log"), "w+")
+        os.makedirs(data_dir, exist_ok=True)
         argv = [KQD]
         for arg in args:
-            name = arg.split("=", 1)[0]
+            name, _, value = arg.partition("=")
+            if name in drop:
+                continue
             if name == "--listen":
                 arg = "--listen=127.0.0.1:0"
             elif name == "--http-listen":
                 arg = "--http-listen=127.0.0.1:0"
             elif name == "--data-dir":
+                paths = dict(paths or {}, **{value: data_dir})
                 arg = f"--data-dir={data_dir}"
             elif name == "--config" and config is not None:
                 arg = f"--config={config}"
             argv.append(arg)
+        for prefix, local in (paths or {}).items():
+            argv = [re.sub(r"^(--[a-z-]+=)" + re.escape(prefix) + "(/|$)",
+                           lambda m, local=local: m.group(1) + local +
+                           m.group(2), a) for a in argv]
         argv.append(f"--port-file={self.port_file}")
         # Never kqd's default HTTP port (127.0.0.1:8080), which a unit that
         # keeps the default would take from whatever else runs here.
         if not any(a.startswith("--http-listen") for a in argv):
             argv.append("--http-listen=127.0.0.1:0")
+        argv.append(f"--http-port-file={self.http_port_file}")
         self.argv = argv
         self.proc = subprocess.Popen(die_with_parent(argv), stdout=self.log,
                                      stderr=subprocess.STDOUT)
@@ -318,6 +510,11 @@ class KqdProcess:
             time.sleep(0.05)
         raise AssertionError(f"kqd did not listen within {timeout} s:\n"
                              f"{self.output()}")
+
+    def http_port(self):
+        self.wait_port()
+        with open(self.http_port_file) as f:
+            return int(f.read().strip())
 
     def output(self):
         self.log.flush()
@@ -337,14 +534,29 @@ class KqdProcess:
         return self.proc.returncode
 
 
-def grpc_health_check(port):
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def grpc_health_check(port, tls=None):
     """grpc.health.v1.Health/Check for the server ("") -> raw response bytes,
-    or None when the grpc module is missing."""
+    or None when the grpc module is missing. tls: (CA file, client
+    certificate file, key file) for a kqd with TLS."""
     try:
         import grpc  # pylint: disable=import-outside-toplevel
     except ImportError:
         return None
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+    if tls is None:
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    else:
+        ca, cert, key = (read_bytes(f) for f in tls)
+        channel = grpc.secure_channel(
+            f"127.0.0.1:{port}",
+            grpc.ssl_channel_credentials(ca, key, cert),
+            # The certificates name localhost as well as 127.0.0.1.
+            options=[("grpc.ssl_target_name_override", "localhost")])
+    with channel:
         check = channel.unary_unary("/grpc.health.v1.Health/Check",
                                     request_serializer=lambda b: b,
                                     response_deserializer=lambda b: b)
@@ -353,6 +565,34 @@ def grpc_health_check(port):
 
 # HealthCheckResponse{status: SERVING}: field 1, varint 1.
 HEALTH_SERVING = b"\x08\x01"
+
+
+def https_get(port, path, ca, token=None):
+    """(status, body) of GET https://localhost:port/path, verified against
+    the CA file, with a bearer token if given."""
+    import ssl  # pylint: disable=import-outside-toplevel
+    import urllib.error  # pylint: disable=import-outside-toplevel
+    import urllib.request  # pylint: disable=import-outside-toplevel
+    request = urllib.request.Request(f"https://localhost:{port}{path}")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    context = ssl.create_default_context(cafile=ca)
+    try:
+        with urllib.request.urlopen(request, context=context,
+                                    timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def make_certs(out, renew=False):
+    """Runs kq-certs.sh [--renew] OUT and returns what it printed."""
+    script = os.path.join(DEPLOY, "kubernetes", "kq-certs.sh")
+    done = subprocess.run([script] + (["--renew"] if renew else []) + [out],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise AssertionError(f"kq-certs.sh: {done.stderr}")
+    return done.stdout
 
 
 class KubernetesTest(unittest.TestCase):
@@ -367,6 +607,25 @@ class KubernetesTest(unittest.TestCase):
         cls.shim = cls.m.one("Deployment", "kq-k8s-shim")
         cls.shim_container = container(cls.shim, "kq-k8s-shim")
         cls.shim_args = flag_values(cls.shim_container["args"])
+        with open(cls.generated_file(cls.kqd_args["--authz-file"])) as f:
+            cls.authz = [d for d in yaml.safe_load_all(f) if d is not None]
+
+    @classmethod
+    def generated_file(cls, path):
+        """The file in deploy/kubernetes behind kqd's file at `path`, which
+        a generated ConfigMap holds."""
+        kind, name, key = file_source(cls.kqd, cls.kqd_container, path)
+        assert kind == "ConfigMap", (path, kind)
+        return os.path.join(cls.m.directory,
+                            cls.m.kustomization.generated[name][key])
+
+    def bound(self, role):
+        """The subjects bound to `role` in kqd-authz.yaml, cluster-wide."""
+        subjects = set()
+        for kind, namespace, ref, who in bindings(self.authz):
+            if ref == role and kind == "ClusterRoleBinding":
+                subjects |= who
+        return subjects
 
     def test_every_document_is_a_known_kind(self):
         for directory in KUBE_DIRS:
@@ -391,7 +650,8 @@ class KubernetesTest(unittest.TestCase):
                         self.assertEqual(name, "kustomization.yaml")
                         continue
                     if name in generator_files:
-                        self.assertIn(key, GENERATOR_KINDS)
+                        self.assertIn(key,
+                                      GENERATOR_KINDS[k.generator_of(name)])
                         continue
                     self.assertIn(key, KNOWN_KINDS)
                     meta = doc.get("metadata", {})
@@ -447,12 +707,16 @@ class KubernetesTest(unittest.TestCase):
 
         self.assertEqual(sorted(unhashed(d) for d in built), sorted(want))
         (sts,) = [d for d in built if d["kind"] == "StatefulSet"]
-        (cm,) = [d for d in built if d["kind"] == "ConfigMap"]
-        self.assertIn(
-            cm["metadata"]["name"],
-            [v["configMap"]["name"]
-             for v in sts["spec"]["template"]["spec"]["volumes"]
-             if "configMap" in v])
+        # kustomize renamed the references to the generated ConfigMaps.
+        (kqd,) = sts["spec"]["template"]["spec"]["containers"]
+        mounted = set()
+        for arg in kqd["args"]:
+            source = file_source(sts, kqd, arg.partition("=")[2])
+            if source and source[0] == "ConfigMap":
+                mounted.add(source[1])
+        self.assertEqual(
+            mounted, {d["metadata"]["name"] for d in built
+                      if d["kind"] == "ConfigMap"})
         for d in built:
             for c in d.get("spec", {}).get("template", {}).get("spec", {}).get(
                 "containers", []):
@@ -479,6 +743,21 @@ class KubernetesTest(unittest.TestCase):
             self.assertIn(f"{service['name']}.{service['namespace']}.svc",
                           cert["spec"]["dnsNames"])
         self.assertEqual(cert["spec"]["secretName"], self.shim_cert_secret())
+
+    def kqd_names(self):
+        """The DNS names kqd's serving certificate must hold: the host the
+        shim dials, the Service's names, the pod's through the headless
+        Service, localhost."""
+        svc = self.m.one("Service", "kqd")["metadata"]
+        headless = self.kqd["spec"]["serviceName"]
+        ns = svc["namespace"]
+        names = {svc["name"], f"{svc['name']}.{ns}",
+                 f"{svc['name']}.{ns}.svc",
+                 f"{svc['name']}.{ns}.svc.cluster.local",
+                 f"{self.kqd['metadata']['name']}-0.{headless}.{ns}.svc",
+                 "localhost"}
+        names.add(self.shim_args["--kqd"].rsplit(":", 1)[0])
+        return names
 
     def shim_cert_secret(self):
         mount = self.shim_cert_mount()
@@ -521,22 +800,81 @@ class KubernetesTest(unittest.TestCase):
 
     def test_kqd_args_are_flags_kqd_accepts(self):
         self.assertEqual(self.kqd_container["command"], ["/usr/local/bin/kqd"])
-        for arg in self.kqd_container["args"]:
-            if arg.startswith("--"):
-                with self.subTest(arg=arg):
-                    name = arg.split("=", 1)[0]
-                    self.assertIn(name, self.kqd_flags)
+        check_flags_accepted(self, KQD, self.kqd_container["args"],
+                             KQD_SECURITY_FLAGS)
 
     def test_shim_args_are_flags_the_shim_accepts(self):
         self.assertEqual(self.shim_container["command"],
                          ["/usr/local/bin/kq-k8s-shim"])
         if not SHIM:
             self.skipTest("kq-k8s-shim is not built yet (shim/main.cc)")
-        flags = help_flags(SHIM)
-        for arg in self.shim_container["args"]:
-            if arg.startswith("--"):
-                with self.subTest(arg=arg):
-                    self.assertIn(arg.split("=", 1)[0], flags)
+        check_flags_accepted(self, SHIM, self.shim_container["args"],
+                             SHIM_SECURITY_FLAGS)
+
+    def test_kqd_runs_with_tls_bindings_and_an_audit_log(self):
+        args = self.kqd_args
+        # kqd listens beyond loopback only with both --tls-cert and
+        # --authz-file, and the manifests never turn that off.
+        self.assertFalse(args["--listen"].startswith("127."))
+        self.assertNotIn("--insecure-allow-unauthenticated", args)
+        # Each file is the key of the ConfigMap or Secret kq-certs.sh and
+        # cert-manager make (kubernetes.io/tls keys for the certificates).
+        want = {"--tls-cert": ("Secret", "kqd-tls", "tls.crt"),
+                "--tls-key": ("Secret", "kqd-tls", "tls.key"),
+                "--client-ca": ("Secret", "kqd-tls", "ca.crt"),
+                "--token-file": ("Secret", "kqd-tokens", "tokens"),
+                "--authz-file": ("ConfigMap", "kqd-authz", "authz.yaml"),
+                "--config": ("ConfigMap", "kqd-config", "config.yaml")}
+        for flag, source in want.items():
+            with self.subTest(flag=flag):
+                self.assertEqual(
+                    file_source(self.kqd, self.kqd_container, args[flag]),
+                    source)
+        # The same layout as on a systemd machine (deploy/systemd).
+        self.assertEqual(args["--tls-cert"], "/etc/kq/tls/tls.crt")
+        self.assertEqual(args["--authz-file"], "/etc/kq/authz.yaml")
+        self.assertEqual(args["--token-file"], "/etc/kq/tokens")
+        # The key is readable by kqd's group (fsGroup) only.
+        mount = mount_of(self.kqd_container, args["--tls-key"])
+        (volume,) = [v for v in self.kqd["spec"]["template"]["spec"]["volumes"]
+                     if v["name"] == mount["name"]]
+        self.assertEqual(volume["projected"]["defaultMode"] & 0o007, 0)
+        self.assertIn("fsGroup",
+                      self.kqd["spec"]["template"]["spec"]["securityContext"])
+        # The audit log is on the database's volume: writable (the root
+        # file system is not), and kept across restarts.
+        audit = mount_of(self.kqd_container, args["--audit-log"])
+        (claim,) = self.kqd["spec"]["volumeClaimTemplates"]
+        self.assertEqual(audit["name"], claim["metadata"]["name"])
+        self.assertFalse(audit.get("readOnly", False))
+
+    def test_shim_dials_kqd_with_tls_and_its_client_certificate(self):
+        want = {"--kq-tls-ca": "ca.crt", "--kq-cert": "tls.crt",
+                "--kq-key": "tls.key"}
+        sources = set()
+        for flag, key in want.items():
+            with self.subTest(flag=flag):
+                kind, name, got = file_source(self.shim, self.shim_container,
+                                              self.shim_args[flag])
+                self.assertEqual((kind, got), ("Secret", key))
+                sources.add(name)
+        self.assertEqual(sources, {"kq-k8s-shim-kq-client"})
+        # Not the webhook's Secret: that one the API server trusts.
+        self.assertNotEqual(sources, {self.shim_cert_secret()})
+
+    def test_kqd_bindings_name_the_shim_admins_and_prometheus(self):
+        check_bindings(self, self.authz)
+        self.assertEqual(
+            self.bound("kq-shim-role"),
+            {("User", "system:serviceaccount:kq-system:kq-k8s-shim")})
+        self.assertEqual(self.bound("kueue-batch-admin-role"),
+                         {("Group", "kq:admins")})
+        self.assertEqual(self.bound("kueue-metrics-reader"),
+                         {("User", "prometheus")})
+        # Named apart from the cluster's own RBAC objects, so that neither
+        # is mistaken for the other.
+        for doc in self.authz:
+            self.assertTrue(doc["metadata"]["name"].startswith("kqd:"))
 
     def test_pods_meet_the_restricted_pod_security_standard(self):
         ns = self.m.one("Namespace", NAMESPACE)
@@ -576,18 +914,9 @@ class KubernetesTest(unittest.TestCase):
         self.assertEqual(self.kqd_container["image"], f"kq:{VERSION}")
 
     def test_kqd_config_file_is_the_configmap(self):
-        config = self.kqd_args["--config"]
-        mounts = {m["mountPath"]: m
-                  for m in self.kqd_container["volumeMounts"]}
-        mount = mounts[os.path.dirname(config)]
-        volumes = {v["name"]: v for v in self.kqd["spec"]["template"]["spec"][
-            "volumes"]}
-        cm_name = volumes[mount["name"]]["configMap"]["name"]
-        files = self.m.kustomization.generated[cm_name]
-        with open(os.path.join(self.m.directory,
-                               files[os.path.basename(config)])) as f:
+        with open(self.generated_file(self.kqd_args["--config"])) as f:
             configuration = yaml.safe_load(f)
-        self.assertIn(kind_key(configuration), GENERATOR_KINDS)
+        self.assertIn(kind_key(configuration), CONFIG_KINDS)
 
     def test_kqd_port_service_and_probes_agree(self):
         port = int(self.kqd_args["--listen"].rsplit(":", 1)[1])
@@ -595,9 +924,6 @@ class KubernetesTest(unittest.TestCase):
         labels = self.kqd["spec"]["template"]["metadata"]["labels"]
         self.assertTrue(selects(self.kqd["spec"]["selector"]["matchLabels"],
                                 labels))
-        # gRPC health until kqd has loaded its state and listens; HTTP after.
-        self.assertEqual(
-            self.kqd_container["startupProbe"]["grpc"]["port"], port)
         for svc_name in ("kqd", self.kqd["spec"]["serviceName"]):
             with self.subTest(service=svc_name):
                 svc = self.m.one("Service", svc_name)
@@ -616,11 +942,17 @@ class KubernetesTest(unittest.TestCase):
         self.assertEqual(host, "0.0.0.0")
         self.assertEqual(container_port(self.kqd_container, "http-metrics"),
                          port)
-        for probe, path in (("readinessProbe", "/readyz"),
+        # The kubelet's grpc probe has no TLS: every probe asks the HTTP
+        # port, in HTTPS, where /readyz and /healthz need no credentials.
+        for probe, path in (("startupProbe", "/readyz"),
+                            ("readinessProbe", "/readyz"),
                             ("livenessProbe", "/healthz")):
             with self.subTest(probe=probe):
+                self.assertEqual(set(self.kqd_container[probe]) &
+                                 {"grpc", "tcpSocket", "exec"}, set())
                 get = self.kqd_container[probe]["httpGet"]
                 self.assertEqual(get["path"], path)
+                self.assertEqual(get["scheme"], "HTTPS")
                 self.assertEqual(container_port(self.kqd_container,
                                                 get["port"]), port)
         svc = self.m.one("Service", "kqd")
@@ -630,6 +962,7 @@ class KubernetesTest(unittest.TestCase):
             container_port(self.kqd_container, metrics["targetPort"]), port)
         annotations = self.kqd["spec"]["template"]["metadata"]["annotations"]
         self.assertEqual(annotations, {"prometheus.io/scrape": "true",
+                                       "prometheus.io/scheme": "https",
                                        "prometheus.io/port": str(port),
                                        "prometheus.io/path": "/metrics"})
         # On the pod only: a Prometheus with both the pod and the
@@ -715,15 +1048,65 @@ class KubernetesTest(unittest.TestCase):
         self.assertEqual(base64.b64decode(ca_bundle, validate=True),
                          b"REPLACE-ME")
 
+    def pod_files(self, tmp, certs):
+        """kqd's /etc/kq as the pod's volumes lay it out, in tmp/etc-kq:
+        the generated ConfigMaps' files from deploy/kubernetes, the
+        Secrets' from kq-certs.sh's directory `certs`."""
+        etc = os.path.join(tmp, "etc-kq")
+        secrets = Kustomization(certs).generated_secrets
+        for arg in self.kqd_container["args"]:
+            path = arg.partition("=")[2]
+            if not path.startswith("/etc/kq/"):
+                continue
+            kind, name, key = file_source(self.kqd, self.kqd_container, path)
+            if kind == "ConfigMap":
+                source = self.generated_file(path)
+            else:
+                source = os.path.join(certs, secrets[name][key])
+            local = os.path.join(etc, os.path.relpath(path, "/etc/kq"))
+            os.makedirs(os.path.dirname(local), exist_ok=True)
+            shutil.copy(source, local)
+        return etc
+
     def test_kqd_serves_health_with_the_manifest_args(self):
-        files = self.m.kustomization.generated["kqd-config"]
-        config = os.path.join(self.m.directory, files["config.yaml"])
+        """kqd started with the StatefulSet's arguments, its files laid out
+        as the pod's volumes lay them out (the certificates and tokens from
+        kq-certs.sh), loads the Configuration, answers the probes'
+        endpoints and the health service, and lets Prometheus's token read
+        /metrics. Until kqd has the contract's flags it runs without them,
+        and the checks of TLS skip once the rest have passed."""
+        config = self.generated_file(self.kqd_args["--config"])
+        pending = missing_flags(KQD, KQD_SECURITY_FLAGS & set(self.kqd_args))
         with tempfile.TemporaryDirectory() as tmp:
+            certs = os.path.join(tmp, "certs")
+            make_certs(certs)
+            ca = os.path.join(certs, "ca.crt")
             kqd = KqdProcess(self.kqd_container["args"],
-                             os.path.join(tmp, "data"), config=config)
+                             os.path.join(tmp, "data"), config=config,
+                             paths={"/etc/kq": self.pod_files(tmp, certs)},
+                             drop=pending)
+            tls = None if pending else (ca, os.path.join(certs, "admin.crt"),
+                                        os.path.join(certs, "admin.key"))
+            http = {}
             try:
                 port = kqd.wait_port()
-                response = grpc_health_check(port)
+                response = grpc_health_check(port, tls)
+                if not pending:
+                    with open(os.path.join(certs, "prometheus.token")) as f:
+                        token = f.read()
+                    http_port = kqd.http_port()
+                    deadline = time.monotonic() + 30
+                    while (https_get(http_port, "/readyz", ca)[0] != 200 and
+                           time.monotonic() < deadline):
+                        time.sleep(0.1)
+                    for name, path, credential in (
+                            ("healthz", "/healthz", None),
+                            ("readyz", "/readyz", None),
+                            ("metrics", "/metrics", token),
+                            ("anonymous", "/metrics", None),
+                            ("wrong", "/metrics", "x" + token)):
+                        http[name] = https_get(http_port, path, ca,
+                                               credential)
                 output = kqd.output()
             finally:
                 code = kqd.stop()
@@ -735,49 +1118,257 @@ class KubernetesTest(unittest.TestCase):
                 response, "python3-grpcio missing (scripts/install-deps.sh): "
                 "health service not called")
             self.assertEqual(response, HEALTH_SERVING)
+        if pending:
+            self.skipTest(f"kqd has no {', '.join(sorted(pending))} yet: "
+                          "started without them")
+        # The probes need no credentials; /metrics needs
+        # kueue-metrics-reader, which the token's user has.
+        self.assertEqual(http["healthz"][0], 200, http["healthz"])
+        self.assertEqual(http["readyz"][0], 200, http["readyz"])
+        self.assertEqual(http["metrics"][0], 200, http["metrics"])
+        self.assertIn("kueue_", http["metrics"][1])
+        self.assertIn(http["anonymous"][0], (401, 403), http["anonymous"])
+        self.assertEqual(http["wrong"][0], 401, http["wrong"])
 
-    def test_webhook_cert_script_makes_a_working_overlay(self):
-        script = os.path.join(KUBE_DIRS[0], "webhook-cert.sh")
+    def test_cert_script_makes_certificates_for_the_manifests(self):
         hook = self.m.one("MutatingWebhookConfiguration")
         ref = hook["webhooks"][0]["clientConfig"]["service"]
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "overlay")
-            subprocess.run([script, out], check=True, capture_output=True,
-                           timeout=60)
-            ca_crt = os.path.join(out, "ca.crt")
-            tls_crt = os.path.join(out, "tls.crt")
-            verify = subprocess.run(
-                ["openssl", "verify", "-CAfile", ca_crt, tls_crt],
-                capture_output=True, text=True)
-            self.assertEqual(verify.returncode, 0, verify.stderr)
-            san = subprocess.run(
-                ["openssl", "x509", "-in", tls_crt, "-noout", "-ext",
-                 "subjectAltName"], capture_output=True, text=True,
-                check=True).stdout
-            self.assertIn(f"DNS:{ref['name']}.{ref['namespace']}.svc", san)
-            for key in ("ca.key", "tls.key"):
-                mode = os.stat(os.path.join(out, key)).st_mode
-                self.assertEqual(mode & 0o077, 0, f"{key} readable by others")
-            with open(os.path.join(out, "ca.crt"), "rb") as f:
-                ca = f.read()
-            with_each_kubectl(
-                self, lambda kubectl: self.check_webhook_overlay(
-                    kustomize(out, kubectl), ca))
+            make_certs(out)
+            ca = os.path.join(out, "ca.crt")
+            certs = {}
+            for name in ("kqd", "webhook", "shim", "admin"):
+                with self.subTest(cert=name):
+                    ok, why = openssl_verify(ca, os.path.join(out,
+                                                              name + ".crt"))
+                    self.assertTrue(ok, why)
+                    certs[name] = cert_fields(os.path.join(out,
+                                                           name + ".crt"))
+            ca_subject = cert_fields(ca)["subject"]
+            self.assertEqual(ca_subject, {"CN": ["kq-ca"]})
+            modes = {n: os.stat(os.path.join(out, n)).st_mode
+                     for n in os.listdir(out)}
+            with open(os.path.join(out, "prometheus.token")) as f:
+                token = f.read()
+            with open(os.path.join(out, "tokens")) as f:
+                token_lines = [line.split() for line in f
+                               if line.strip() and not line.startswith("#")]
+        # kqd's serving certificate: every name the shim and clients dial.
+        kqd = certs["kqd"]
+        self.assertEqual(kqd["eku"], {SERVER_AUTH})
+        self.assertLessEqual({f"DNS:{n}" for n in self.kqd_names()},
+                             kqd["san"])
+        self.assertIn("IP:127.0.0.1", kqd["san"])
+        self.assertIn(f"DNS:{ref['name']}.{ref['namespace']}.svc",
+                      certs["webhook"]["san"])
+        self.assertEqual(certs["webhook"]["eku"], {SERVER_AUTH})
+        # Client certificates: the CN is the user, each O a group, as
+        # kqd-authz.yaml binds them.
+        shim, admin = certs["shim"], certs["admin"]
+        self.assertEqual(shim["eku"], {CLIENT_AUTH})
+        self.assertEqual(admin["eku"], {CLIENT_AUTH})
+        self.assertEqual(shim["subject"]["O"], ["kq:shims"])
+        self.assertEqual({("User", cn) for cn in shim["subject"]["CN"]},
+                         self.bound("kq-shim-role"))
+        self.assertEqual({("Group", o) for o in admin["subject"]["O"]},
+                         self.bound("kueue-batch-admin-role"))
+        self.assertEqual(shim["san"] | admin["san"], set())
+        # Prometheus's token: kqd keeps its SHA-256, for the user that
+        # kueue-metrics-reader is bound to.
+        self.assertRegex(token, r"^[0-9a-f]{64}$")
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        self.assertEqual(token_lines, [[f"sha256:{digest}", "prometheus"]])
+        self.assertEqual(self.bound("kueue-metrics-reader"),
+                         {("User", "prometheus")})
+        # Keys and the token are the owner's only.
+        for name, mode in modes.items():
+            if name.endswith(".key") or name in ("tokens",
+                                                 "prometheus.token"):
+                with self.subTest(file=name):
+                    self.assertEqual(mode & 0o077, 0, "readable by others")
 
-    def check_webhook_overlay(self, built, ca):
+    def test_cert_script_makes_a_working_overlay(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "overlay")
+            make_certs(out)
+            files = {}
+            for name in os.listdir(out):
+                with open(os.path.join(out, name), "rb") as f:
+                    files[name] = f.read()
+            with_each_kubectl(
+                self, lambda kubectl: self.check_overlay(
+                    kustomize(out, kubectl), files))
+            # OUT_DIR/authz.yaml replaces deploy/kubernetes's bindings.
+            shutil.copy(os.path.join(DEPLOY, "examples",
+                                     "two-teams-authz.yaml"),
+                        os.path.join(out, "authz.yaml"))
+            make_certs(out)
+            with open(os.path.join(out, "authz.yaml"), "rb") as f:
+                files["authz.yaml"] = f.read()
+            with_each_kubectl(
+                self, lambda kubectl: self.check_overlay(
+                    kustomize(out, kubectl), files))
+
+    def check_overlay(self, built, files):
+        """The overlay kq-certs.sh wrote, as built: the webhook's caBundle
+        is the CA, each Secret holds the files kq-certs.sh made, and the
+        pods mount those Secrets where their flags look."""
         (hook,) = [d for d in built
                    if d["kind"] == "MutatingWebhookConfiguration"]
         ca_bundle = hook["webhooks"][0]["clientConfig"]["caBundle"]
-        self.assertEqual(base64.b64decode(ca_bundle), ca)
-        (secret,) = [d for d in built if d["kind"] == "Secret"]
-        self.assertEqual(secret["type"], "kubernetes.io/tls")
-        self.assertEqual(secret["metadata"]["namespace"], NAMESPACE)
-        self.assertEqual(set(secret["data"]), {"tls.crt", "tls.key"})
+        self.assertEqual(base64.b64decode(ca_bundle), files["ca.crt"])
+        secrets = {}
+        for d in built:
+            if d["kind"] == "Secret":
+                self.assertEqual(d["metadata"]["namespace"], NAMESPACE)
+                base = d["metadata"]["name"].rsplit("-", 1)[0]
+                secrets[base] = d
+        want = {
+            "kqd-tls": {"tls.crt": "kqd.crt", "tls.key": "kqd.key",
+                        "ca.crt": "ca.crt"},
+            "kqd-tokens": {"tokens": "tokens"},
+            "kq-k8s-shim-kq-client": {"tls.crt": "shim.crt",
+                                      "tls.key": "shim.key",
+                                      "ca.crt": "ca.crt"},
+            "kq-k8s-shim-webhook-cert": {"tls.crt": "webhook.crt",
+                                         "tls.key": "webhook.key"}}
+        self.assertEqual(set(secrets), set(want))
+        for name, keys in want.items():
+            with self.subTest(secret=name):
+                data = {k: base64.b64decode(v)
+                        for k, v in secrets[name]["data"].items()}
+                self.assertEqual(data, {k: files[f] for k, f in keys.items()})
+                if "tls.crt" in keys:
+                    self.assertEqual(secrets[name]["type"],
+                                     "kubernetes.io/tls")
+        # The pods read these Secrets, under their hashed names, and the
+        # bindings from OUT_DIR/authz.yaml when there is one.
+        (sts,) = [d for d in built if d["kind"] == "StatefulSet"]
         (shim,) = [d for d in built if d["kind"] == "Deployment"]
-        mounted = [v["secret"]["secretName"]
-                   for v in shim["spec"]["template"]["spec"]["volumes"]
-                   if "secret" in v]
-        self.assertEqual(mounted, [secret["metadata"]["name"]])
+        for workload, flags in ((sts, ("--tls-cert", "--tls-key",
+                                       "--client-ca", "--token-file",
+                                       "--authz-file")),
+                                (shim, ("--kq-tls-ca", "--kq-cert",
+                                        "--kq-key", "--webhook-cert",
+                                        "--webhook-key"))):
+            (c,) = workload["spec"]["template"]["spec"]["containers"]
+            args = flag_values(c["args"])
+            for flag in flags:
+                with self.subTest(flag=flag):
+                    kind, name, key = file_source(workload, c, args[flag])
+                    if kind == "Secret":
+                        self.assertEqual(
+                            name, secrets[name.rsplit("-", 1)[0]]["metadata"][
+                                "name"])
+                        continue
+                    (cm,) = [d for d in built if d["kind"] == "ConfigMap" and
+                             d["metadata"]["name"] == name]
+                    with open(os.path.join(
+                            self.m.directory,
+                            self.m.kustomization.generated["kqd-authz"][key]),
+                            "rb") as f:
+                        default = f.read()
+                    self.assertEqual(cm["data"][key].encode(),
+                                     files.get("authz.yaml", default))
+
+    def test_cert_script_run_again_keeps_what_is_good(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "overlay")
+            make_certs(out)
+
+            def contents():
+                found = {}
+                for name in sorted(os.listdir(out)):
+                    with open(os.path.join(out, name), "rb") as f:
+                        found[name] = f.read()
+                return found
+
+            first = contents()
+            # A second run changes nothing, so applying it rolls nothing.
+            self.assertNotIn("made", make_certs(out))
+            self.assertEqual(contents(), first)
+            # A token line added by hand stays.
+            with open(os.path.join(out, "tokens"), "a") as f:
+                f.write("sha256:" + "0" * 64 + " ci-a team-a\n")
+            make_certs(out)
+            self.assertIn(b" ci-a team-a\n", contents()["tokens"])
+            # --renew: new certificates and keys, the same CA.
+            make_certs(out, renew=True)
+            renewed = contents()
+            for name in ("kqd", "webhook", "shim", "admin"):
+                with self.subTest(cert=name):
+                    self.assertNotEqual(renewed[name + ".crt"],
+                                        first[name + ".crt"])
+                    self.assertNotEqual(renewed[name + ".key"],
+                                        first[name + ".key"])
+                    ok, why = openssl_verify(os.path.join(out, "ca.crt"),
+                                             os.path.join(out, name + ".crt"))
+                    self.assertTrue(ok, why)
+            self.assertEqual(renewed["ca.crt"], first["ca.crt"])
+            self.assertEqual(renewed["prometheus.token"],
+                             first["prometheus.token"])
+            # A certificate about to expire is made anew.
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                 "-days", "10", "-subj", "/CN=kq-admin/O=kq:admins",
+                 "-addext", "basicConstraints=critical,CA:FALSE",
+                 "-addext", "extendedKeyUsage=clientAuth",
+                 "-CA", os.path.join(out, "ca.crt"),
+                 "-CAkey", os.path.join(out, "ca.key"),
+                 "-keyout", os.path.join(out, "admin.key"),
+                 "-out", os.path.join(out, "admin.crt")],
+                check=True, capture_output=True)
+            self.assertIn("admin.crt", make_certs(out))
+            # Deleting the token rotates it: one line for prometheus, the
+            # new one, and the hand-made line kept.
+            os.remove(os.path.join(out, "prometheus.token"))
+            make_certs(out)
+            rotated = contents()
+            self.assertNotEqual(rotated["prometheus.token"],
+                                first["prometheus.token"])
+            digest = hashlib.sha256(rotated["prometheus.token"]).hexdigest()
+            lines = [line for line in rotated["tokens"].decode().splitlines()
+                     if line and not line.startswith("#")]
+            self.assertEqual(lines, ["sha256:" + "0" * 64 + " ci-a team-a",
+                                     f"sha256:{digest} prometheus"])
+
+    def test_cert_script_reuses_a_webhook_cert_directory(self):
+        """A directory the former webhook-cert.sh made (ca.*, tls.* for the
+        webhook): its CA signs everything and the webhook's pair is kept,
+        so the caBundle in the cluster stays valid."""
+        hook = self.m.one("MutatingWebhookConfiguration")
+        ref = hook["webhooks"][0]["clientConfig"]["service"]
+        dns = f"{ref['name']}.{ref['namespace']}.svc"
+        with tempfile.TemporaryDirectory() as out:
+            ca, ca_key = (os.path.join(out, n) for n in ("ca.crt", "ca.key"))
+            run = functools.partial(subprocess.run, check=True,
+                                    capture_output=True)
+            run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                 "-days", "3650", "-subj", f"/CN={ref['name']}-ca",
+                 "-keyout", ca_key, "-out", ca])
+            run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                 "-days", "365", "-subj", f"/CN={dns}",
+                 "-addext", "basicConstraints=critical,CA:FALSE",
+                 "-addext", "extendedKeyUsage=serverAuth",
+                 "-addext",
+                 f"subjectAltName=DNS:{dns},DNS:{dns}.cluster.local",
+                 "-CA", ca, "-CAkey", ca_key,
+                 "-keyout", os.path.join(out, "tls.key"),
+                 "-out", os.path.join(out, "tls.crt")])
+            with open(ca, "rb") as f:
+                old_ca = f.read()
+            with open(os.path.join(out, "tls.crt"), "rb") as f:
+                old_webhook = f.read()
+            make_certs(out)
+            with open(ca, "rb") as f:
+                self.assertEqual(f.read(), old_ca)
+            with open(os.path.join(out, "webhook.crt"), "rb") as f:
+                self.assertEqual(f.read(), old_webhook)
+            self.assertFalse(os.path.exists(os.path.join(out, "tls.crt")))
+            for name in ("kqd", "shim", "admin"):
+                ok, why = openssl_verify(ca, os.path.join(out, name + ".crt"))
+                self.assertTrue(ok, why)
 
     def test_every_kubectl_builds_the_same_objects(self):
         """Debian 12's kustomize v2 and a current one make the same objects,
@@ -788,11 +1379,13 @@ class KubernetesTest(unittest.TestCase):
                         f"Debian's kubectl not found ('{debian}'): run "
                         "scripts/install-deps.sh")
         found = kubectls()
+        generated = "|".join(re.escape(n) for n in
+                             self.m.kustomization.generated)
 
         def normalized(built):
             text = [json.dumps(d, sort_keys=True) for d in built]
-            return sorted(re.sub(r'"(kqd-config)-[a-z0-9]{10}"', r'"\1-HASH"',
-                                 t) for t in text)
+            return sorted(re.sub(rf'"({generated})-[a-z0-9]{{10}}"',
+                                 r'"\1-HASH"', t) for t in text)
 
         for directory in KUBE_DIRS:
             with self.subTest(directory=os.path.relpath(directory, DEPLOY)):
