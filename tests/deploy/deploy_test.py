@@ -729,8 +729,11 @@ class KubernetesTest(unittest.TestCase):
         by_kind = {}
         for d in built:
             by_kind.setdefault(d["kind"], []).append(d)
-        (cert,) = by_kind["Certificate"]
-        (issuer,) = by_kind["Issuer"]
+        (cert,) = [c for c in by_kind["Certificate"]
+                   if c["spec"]["secretName"] == self.shim_cert_secret()]
+        issuer_name = cert["spec"]["issuerRef"]["name"]
+        (issuer,) = [i for i in by_kind["Issuer"]
+                     if i["metadata"]["name"] == issuer_name]
         (hook,) = by_kind["MutatingWebhookConfiguration"]
         self.assertEqual(cert["spec"]["issuerRef"], {
             "kind": "Issuer", "name": issuer["metadata"]["name"]})
@@ -743,6 +746,63 @@ class KubernetesTest(unittest.TestCase):
             self.assertIn(f"{service['name']}.{service['namespace']}.svc",
                           cert["spec"]["dnsNames"])
         self.assertEqual(cert["spec"]["secretName"], self.shim_cert_secret())
+
+    @each_kubectl
+    def test_cert_manager_issues_what_kqd_and_the_shim_mount(self, kubectl):
+        built = kustomize(KUBE_DIRS[1], kubectl)
+        certs = {d["spec"]["secretName"]: d for d in built
+                 if d["kind"] == "Certificate"}
+        issuers = {d["metadata"]["name"]: d for d in built
+                   if d["kind"] == "Issuer"}
+        # kq's CA: a self-signed CA certificate, and an Issuer signing with
+        # its Secret.
+        (ca_issuer,) = [i for i in issuers.values() if "ca" in i["spec"]]
+        ca = certs[ca_issuer["spec"]["ca"]["secretName"]]
+        self.assertIs(ca["spec"]["isCA"], True)
+        self.assertIn("selfSigned",
+                      issuers[ca["spec"]["issuerRef"]["name"]]["spec"])
+        by_ca = {"kind": "Issuer", "name": ca_issuer["metadata"]["name"]}
+        # Every Secret kqd and the shim read their TLS files from is a
+        # Certificate of that CA (cert-manager writes tls.crt, tls.key and
+        # the CA's ca.crt).
+        uses = {}
+        for workload, c, flags in (
+                (self.kqd, self.kqd_container,
+                 ("--tls-cert", "--tls-key", "--client-ca")),
+                (self.shim, self.shim_container,
+                 ("--kq-cert", "--kq-key", "--kq-tls-ca"))):
+            args = flag_values(c["args"])
+            for flag in flags:
+                kind, name, key = file_source(workload, c, args[flag])
+                self.assertEqual(kind, "Secret")
+                self.assertIn(key, ("tls.crt", "tls.key", "ca.crt"))
+                uses.setdefault(name, set()).add(flag)
+        for name in uses:
+            with self.subTest(secret=name):
+                self.assertIn(name, certs)
+                self.assertEqual(certs[name]["spec"]["issuerRef"], by_ca)
+        kqd_secret = file_source(self.kqd, self.kqd_container,
+                                 self.kqd_args["--tls-cert"])[1]
+        shim_secret = file_source(self.shim, self.shim_container,
+                                  self.shim_args["--kq-cert"])[1]
+        serving = certs[kqd_secret]["spec"]
+        self.assertIn("server auth", serving["usages"])
+        self.assertLessEqual(self.kqd_names(), set(serving["dnsNames"]))
+        self.assertIn("127.0.0.1", serving["ipAddresses"])
+        # The shim's user is the one bound to kq-shim-role.
+        client = certs[shim_secret]["spec"]
+        self.assertIn("client auth", client["usages"])
+        self.assertIn(("User", client["commonName"]),
+                      self.bound("kq-shim-role"))
+        self.assertEqual(client["subject"]["organizations"], ["kq:shims"])
+        # An operator's, whose group is bound to the admin role.
+        (admin,) = [c["spec"] for c in certs.values()
+                    if c["spec"].get("commonName") == "kq-admin"]
+        self.assertIn("client auth", admin["usages"])
+        self.assertEqual(admin["issuerRef"], by_ca)
+        self.assertTrue(
+            {("Group", o) for o in admin["subject"]["organizations"]} &
+            self.bound("kueue-batch-admin-role"))
 
     def kqd_names(self):
         """The DNS names kqd's serving certificate must hold: the host the
