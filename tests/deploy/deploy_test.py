@@ -1668,19 +1668,37 @@ class ImageTest(unittest.TestCase):
             self.assertIn(arg.split("=", 1)[0], flags)
 
 
-def promtool(*args):
+def promtool(*args, cwd=PROMETHEUS):
     """`promtool ARGS` in deploy/prometheus (rule_files are relative)."""
     path = shutil.which("promtool")
     if path is None:
         raise AssertionError("promtool not installed: run "
                              "scripts/install-deps.sh (package prometheus)")
-    return subprocess.run([path, *args], cwd=PROMETHEUS, capture_output=True,
+    return subprocess.run([path, *args], cwd=cwd, capture_output=True,
                           text=True, timeout=120)
+
+
+def prometheus_files(config):
+    """The files a scrape configuration reads: {(job, field): path} of
+    tls_config.ca_file and authorization.credentials_file."""
+    files = {}
+    for job in config["scrape_configs"]:
+        if "ca_file" in job.get("tls_config", {}):
+            files[(job["job_name"], "ca_file")] = job["tls_config"]["ca_file"]
+        if "credentials_file" in job.get("authorization", {}):
+            files[(job["job_name"], "credentials_file")] = (
+                job["authorization"]["credentials_file"])
+    return files
 
 
 def load_yaml(path):
     with open(path) as f:
         return yaml.safe_load(f)
+
+
+def load_yaml_all(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d is not None]
 
 
 def sanitized(name):
@@ -1766,9 +1784,67 @@ class PrometheusTest(unittest.TestCase):
                       if "alert" in r]
 
     def test_promtool_checks_the_config_and_its_rules(self):
-        out = promtool("check", "config", "prometheus.yml")
+        # promtool also reads the CA and the token: a copy of the config
+        # names a CA and a token that exist here.
+        with open(os.path.join(PROMETHEUS, "prometheus.yml")) as f:
+            text = f.read()
+        config = yaml.safe_load(text)
+        with tempfile.TemporaryDirectory() as tmp:
+            certs = os.path.join(tmp, "certs")
+            make_certs(certs)
+            local = {"ca_file": os.path.join(certs, "ca.crt"),
+                     "credentials_file": os.path.join(certs,
+                                                      "prometheus.token")}
+            for (_, field), path in prometheus_files(config).items():
+                text = text.replace(path, local[field])
+            with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
+                f.write(text)
+            for rules in config["rule_files"]:
+                shutil.copy(os.path.join(PROMETHEUS, rules), tmp)
+            out = promtool("check", "config", "prometheus.yml", cwd=tmp)
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         self.assertIn("kq-rules.yml", out.stdout + out.stderr)
+
+    def test_kqd_is_scraped_in_https_with_a_metrics_readers_token(self):
+        """kqd's jobs check its certificate against kq's CA and send a
+        bearer token, in both configs; the shim's health port is plain
+        HTTP, and gets no token."""
+        authz = load_yaml_all(os.path.join(DEPLOY, "kubernetes",
+                                           "kqd-authz.yaml"))
+        readers = {who for _, _, role, subjects in bindings(authz)
+                   if role == "kueue-metrics-reader" for who in subjects}
+        kqd_names = set()
+        for name in ("prometheus.yml", "prometheus-kubernetes.yml"):
+            with self.subTest(config=name):
+                config = load_yaml(os.path.join(PROMETHEUS, name))
+                jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+                kqd = jobs["kqd"]
+                self.assertEqual(kqd["scheme"], "https")
+                self.assertNotIn("insecure_skip_verify", kqd["tls_config"])
+                self.assertTrue(kqd["tls_config"]["ca_file"])
+                self.assertTrue(kqd["authorization"]["credentials_file"])
+                self.assertNotIn("type", kqd["authorization"])  # Bearer
+                # The CA and the token come from one place (a directory, or
+                # one Secret mounted in Prometheus's pod).
+                self.assertEqual(
+                    os.path.dirname(kqd["tls_config"]["ca_file"]),
+                    os.path.dirname(kqd["authorization"]["credentials_file"]))
+                if "server_name" in kqd["tls_config"]:
+                    kqd_names.add(kqd["tls_config"]["server_name"])
+                shim = jobs["kq-k8s-shim"]
+                self.assertEqual(shim.get("scheme", "http"), "http")
+                self.assertEqual(set(shim) & {"tls_config", "authorization",
+                                              "basic_auth"}, set())
+        # The token kq-certs.sh makes is for the user bound to
+        # kueue-metrics-reader.
+        self.assertEqual(readers, {("User", "prometheus")})
+        # The pods are scraped at their IP: the certificate is checked for
+        # the Service's name, which kq-certs.sh's certificate holds.
+        self.assertEqual(kqd_names, {"kqd.kq-system.svc"})
+        with tempfile.TemporaryDirectory() as tmp:
+            make_certs(tmp)
+            san = cert_fields(os.path.join(tmp, "kqd.crt"))["san"]
+        self.assertIn("DNS:kqd.kq-system.svc", san)
 
     def test_promtool_checks_the_kubernetes_config(self):
         out = promtool("check", "config", "prometheus-kubernetes.yml")
@@ -1839,23 +1915,35 @@ class PrometheusTest(unittest.TestCase):
             "--health-port"]
         config = load_yaml(os.path.join(PROMETHEUS,
                                         "prometheus-kubernetes.yml"))
-        (job,) = config["scrape_configs"]
-        self.assertEqual(
-            job["kubernetes_sd_configs"][0]["namespaces"]["names"],
-            [NAMESPACE])
-        configs = job["relabel_configs"]
-        self.assertEqual(scraped(pod_targets(kqd, "10.1.2.3"), configs,
-                                 job["job_name"]),
+        jobs = config["scrape_configs"]
+        self.assertEqual({j["job_name"] for j in jobs},
+                         {"kqd", "kq-k8s-shim"})
+        for job in jobs:
+            self.assertEqual(
+                job["kubernetes_sd_configs"],
+                [{"role": "pod", "namespaces": {"names": [NAMESPACE]}}])
+
+        def all_scraped(workload, pod_ip):
+            found = set()
+            for job in jobs:
+                found |= scraped(pod_targets(workload, pod_ip),
+                                 job["relabel_configs"], job["job_name"])
+            return found
+
+        # Each pod is scraped once, by its own job.
+        self.assertEqual(all_scraped(kqd, "10.1.2.3"),
                          {("kqd", f"10.1.2.3:{http_port}", "/metrics")})
-        self.assertEqual(scraped(pod_targets(shim, "10.1.2.4"), configs,
-                                 job["job_name"]),
+        self.assertEqual(all_scraped(shim, "10.1.2.4"),
                          {("kq-k8s-shim", f"10.1.2.4:{health_port}",
                            "/metrics")})
+        # The kqd job's scheme is the one kqd's annotation names.
+        (kqd_job,) = [j for j in jobs if j["job_name"] == "kqd"]
+        self.assertEqual(kqd_job["scheme"], kqd["spec"]["template"][
+            "metadata"]["annotations"]["prometheus.io/scheme"])
         # A pod that does not ask is left alone.
         quiet = json.loads(json.dumps(kqd))
         del quiet["spec"]["template"]["metadata"]["annotations"]
-        self.assertEqual(scraped(pod_targets(quiet, "10.1.2.5"), configs,
-                                 job["job_name"]), set())
+        self.assertEqual(all_scraped(quiet, "10.1.2.5"), set())
 
     def test_static_config_scrapes_the_default_ports_under_the_alerts_jobs(self):
         config = load_yaml(os.path.join(PROMETHEUS, "prometheus.yml"))
