@@ -1454,9 +1454,16 @@ class KubernetesTest(unittest.TestCase):
                     self.assertEqual(other, builds[0])
 
 
-def read_unit(path):
-    """{section: [(key, value)]}, continuation lines joined."""
+def read_unit(path, *drop_ins):
+    """{section: [(key, value)]}, continuation lines joined; the drop-ins'
+    settings follow the unit's, as systemd reads them."""
     sections = {}
+    for name in (path, *drop_ins):
+        read_unit_file(name, sections)
+    return sections
+
+
+def read_unit_file(path, sections):
     current = None
     pending = ""
     with open(path) as f:
@@ -1474,7 +1481,6 @@ def read_unit(path):
                 continue
             key, value = line.split("=", 1)
             current.append((key.strip(), value.strip()))
-    return sections
 
 
 def unit_value(unit, section, key):
@@ -1484,14 +1490,22 @@ def unit_value(unit, section, key):
     return values[0]
 
 
-def exec_start_argv(unit):
-    """ExecStart as argv, with the Environment= defaults expanded the way
-    systemd does: ${VAR} one word, $VAR split on whitespace, unset empty."""
+def unit_environment(unit):
+    """The Environment= assignments of [Service], the later winning; each
+    line may hold several, quoted as systemd quotes them."""
     env = {}
     for key, value in unit["Service"]:
         if key == "Environment":
-            name, val = value.split("=", 1)
-            env[name] = val
+            for assignment in shlex.split(value):
+                name, val = assignment.split("=", 1)
+                env[name] = val
+    return env
+
+
+def exec_start_argv(unit):
+    """ExecStart as argv, with the Environment= defaults expanded the way
+    systemd does: ${VAR} one word, $VAR split on whitespace, unset empty."""
+    env = unit_environment(unit)
     argv = []
     for word in shlex.split(unit_value(unit, "Service", "ExecStart")):
         whole = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)", word)
@@ -1503,14 +1517,82 @@ def exec_start_argv(unit):
     return argv
 
 
+SECURITY_DROP_IN = "security.conf"
+
+
 class SystemdTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
         cls.units = os.path.join(DEPLOY, "systemd")
-        cls.kqd_unit = read_unit(os.path.join(cls.units, "kqd.service"))
-        cls.shim_unit = read_unit(
-            os.path.join(cls.units, "kq-k8s-shim.service"))
+        kqd = os.path.join(cls.units, "kqd.service")
+        shim = os.path.join(cls.units, "kq-k8s-shim.service")
+        cls.kqd_unit = read_unit(kqd)
+        cls.shim_unit = read_unit(shim)
+        # With the drop-ins that turn on TLS and authorization.
+        cls.secure_kqd_unit = read_unit(
+            kqd, os.path.join(kqd + ".d", SECURITY_DROP_IN))
+        cls.secure_shim_unit = read_unit(
+            shim, os.path.join(shim + ".d", SECURITY_DROP_IN))
+
+    def test_only_the_security_drop_ins_exist(self):
+        for unit in ("kqd.service", "kq-k8s-shim.service"):
+            with self.subTest(unit=unit):
+                self.assertEqual(
+                    os.listdir(os.path.join(self.units, unit + ".d")),
+                    [SECURITY_DROP_IN])
+
+    def test_security_drop_in_turns_on_tls_bindings_and_audit(self):
+        argv = exec_start_argv(self.secure_kqd_unit)
+        self.assertEqual(argv[0], "/usr/local/bin/kqd")
+        values = flag_values(argv[1:])
+        # The layout of deploy/README.md and README.md: /etc/kq, and the
+        # audit log in the LogsDirectory systemd makes writable.
+        want = {"--tls-cert": "/etc/kq/tls/tls.crt",
+                "--tls-key": "/etc/kq/tls/tls.key",
+                "--client-ca": "/etc/kq/tls/ca.crt",
+                "--token-file": "/etc/kq/tokens",
+                "--authz-file": "/etc/kq/authz.yaml"}
+        for flag, path in want.items():
+            with self.subTest(flag=flag):
+                self.assertEqual(values.get(flag), path)
+        logs = unit_value(self.secure_kqd_unit, "Service", "LogsDirectory")
+        self.assertEqual(values["--audit-log"], f"/var/log/{logs}/audit.log")
+        # Every interface, which kqd allows with TLS and the bindings.
+        self.assertEqual(values["--listen"], "0.0.0.0:7070")
+        self.assertNotIn("--insecure-allow-unauthenticated", values)
+        # A missing file fails the start, naming the file.
+        asserted = {v for k, v in self.secure_kqd_unit["Unit"]
+                    if k == "AssertPathExists"}
+        self.assertEqual(asserted, set(want.values()))
+        # Without the drop-in, the unit has none of it and needs no file.
+        plain = flag_values(exec_start_argv(self.kqd_unit)[1:])
+        self.assertEqual(set(plain) & KQD_SECURITY_FLAGS, set())
+        self.assertEqual([k for k, v in self.kqd_unit["Unit"]
+                          if k.startswith(("Assert", "Condition"))], [])
+        # The hardening stays: no path made writable but the log directory.
+        self.assertNotIn("ReadWritePaths", dict(self.secure_kqd_unit[
+            "Service"]))
+        self.assertEqual(unit_value(self.secure_kqd_unit, "Service",
+                                    "ProtectSystem"), "strict")
+        check_flags_accepted(self, KQD, argv[1:], KQD_SECURITY_FLAGS)
+
+    def test_shim_security_drop_in_dials_kqd_with_tls(self):
+        argv = exec_start_argv(self.secure_shim_unit)
+        values = flag_values(argv[1:])
+        kqd = flag_values(exec_start_argv(self.secure_kqd_unit)[1:])
+        # kqd's CA signs kqd's certificate and the clients'.
+        self.assertEqual(values["--kq-tls-ca"], kqd["--client-ca"])
+        self.assertEqual(values["--kq-cert"], "/etc/kq/shim/tls.crt")
+        self.assertEqual(values["--kq-key"], "/etc/kq/shim/tls.key")
+        asserted = {v for k, v in self.secure_shim_unit["Unit"]
+                    if k == "AssertPathExists"}
+        self.assertEqual(asserted, {values[f] for f in SHIM_SECURITY_FLAGS})
+        plain = flag_values(exec_start_argv(self.shim_unit)[1:])
+        self.assertEqual(set(plain) & SHIM_SECURITY_FLAGS, set())
+        if not SHIM:
+            self.skipTest("kq-k8s-shim is not built yet (shim/main.cc)")
+        check_flags_accepted(self, SHIM, argv[1:], SHIM_SECURITY_FLAGS)
 
     def test_kqd_unit_runs_kqd_with_flags_it_accepts(self):
         argv = exec_start_argv(self.kqd_unit)
@@ -1561,15 +1643,53 @@ class SystemdTest(unittest.TestCase):
             if response is not None:
                 self.assertEqual(response, HEALTH_SERVING)
 
+    def test_kqd_starts_with_the_security_drop_in(self):
+        """kqd with the drop-in's command line and /etc/kq laid out as
+        deploy/README.md says: a serving certificate and its CA (here
+        kq-certs.sh's), the example bindings and tokens."""
+        argv = exec_start_argv(self.secure_kqd_unit)
+        pending = missing_flags(KQD, KQD_SECURITY_FLAGS &
+                                set(flag_values(argv[1:])))
+        if pending:
+            self.skipTest(f"kqd has no {', '.join(sorted(pending))} yet")
+        examples = os.path.join(DEPLOY, "examples")
+        with tempfile.TemporaryDirectory() as tmp:
+            certs = os.path.join(tmp, "certs")
+            make_certs(certs)
+            etc = os.path.join(tmp, "etc")
+            os.makedirs(os.path.join(etc, "tls"))
+            for name, source in (
+                    ("tls/tls.crt", os.path.join(certs, "kqd.crt")),
+                    ("tls/tls.key", os.path.join(certs, "kqd.key")),
+                    ("tls/ca.crt", os.path.join(certs, "ca.crt")),
+                    ("tokens", os.path.join(examples, "two-teams-tokens")),
+                    ("authz.yaml", os.path.join(examples,
+                                                "two-teams-authz.yaml"))):
+                shutil.copy(source, os.path.join(etc, name))
+            logs = os.path.join(tmp, "log")
+            os.makedirs(logs)
+            kqd = KqdProcess(argv[1:], os.path.join(tmp, "data"),
+                             paths={"/etc/kq": etc, "/var/log/kq": logs})
+            try:
+                port = kqd.wait_port()
+                response = grpc_health_check(port, (
+                    os.path.join(certs, "ca.crt"),
+                    os.path.join(certs, "admin.crt"),
+                    os.path.join(certs, "admin.key")))
+                output = kqd.output()
+            finally:
+                code = kqd.stop()
+            self.assertEqual(code, 0, output)
+            self.assertNotRegex(output, r"Z (warn|warning|error|critical) ")
+            self.assertIsNotNone(response, "python3-grpcio missing")
+            self.assertEqual(response, HEALTH_SERVING)
+
     def test_shim_unit_flags(self):
         argv = exec_start_argv(self.shim_unit)
         self.assertEqual(argv[0], "/usr/local/bin/kq-k8s-shim")
         if not SHIM:
             self.skipTest("kq-k8s-shim is not built yet (shim/main.cc)")
-        flags = help_flags(SHIM)
-        for arg in argv[1:]:
-            with self.subTest(arg=arg):
-                self.assertIn(arg.split("=", 1)[0], flags)
+        check_flags_accepted(self, SHIM, argv[1:], SHIM_SECURITY_FLAGS)
 
     def test_systemd_analyze_verify_is_silent(self):
         self.assertTrue(shutil.which("systemd-analyze"),
@@ -1581,20 +1701,27 @@ class SystemdTest(unittest.TestCase):
         binaries = {"/usr/local/bin/kqd": KQD,
                     "/usr/local/bin/kq-k8s-shim":
                         SHIM or os.path.join(os.path.dirname(KQD), "kq")}
+        # With its drop-in too: systemd-analyze reads the unit's .d
+        # directory beside it.
         for name in ("kqd.service", "kq-k8s-shim.service"):
-            with self.subTest(unit=name), tempfile.TemporaryDirectory() as tmp:
-                with open(os.path.join(self.units, name)) as f:
-                    text = f.read()
-                for installed, built in binaries.items():
-                    text = text.replace(installed, built)
-                path = os.path.join(tmp, name)
-                with open(path, "w") as f:
-                    f.write(text)
-                out = subprocess.run(["systemd-analyze", "verify", path],
-                                     capture_output=True, text=True,
-                                     timeout=60)
-                self.assertEqual(out.returncode, 0, out.stderr)
-                self.assertEqual(out.stdout + out.stderr, "")
+            for drop_in in (False, True):
+                with self.subTest(unit=name, drop_in=drop_in), \
+                        tempfile.TemporaryDirectory() as tmp:
+                    with open(os.path.join(self.units, name)) as f:
+                        text = f.read()
+                    for installed, built in binaries.items():
+                        text = text.replace(installed, built)
+                    path = os.path.join(tmp, name)
+                    with open(path, "w") as f:
+                        f.write(text)
+                    if drop_in:
+                        shutil.copytree(os.path.join(self.units, name + ".d"),
+                                        path + ".d")
+                    out = subprocess.run(["systemd-analyze", "verify", path],
+                                         capture_output=True, text=True,
+                                         timeout=60)
+                    self.assertEqual(out.returncode, 0, out.stderr)
+                    self.assertEqual(out.stdout + out.stderr, "")
 
 
 class ImageTest(unittest.TestCase):
