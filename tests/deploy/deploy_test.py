@@ -2098,5 +2098,294 @@ class PrometheusTest(unittest.TestCase):
         self.assertRegex(out, r"--http-listen[^\n]*" + re.escape(kqd_target))
 
 
+README = os.path.join(DEPLOY, "..", "README.md")
+TEAMS_SECTION = "Running kqd for several teams"
+EXAMPLES = os.path.join(DEPLOY, "examples")
+
+
+def readme_section(title):
+    """The text of README.md's section `## title`."""
+    with open(README) as f:
+        text = f.read()
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end >= 0 else len(text)]
+
+
+def code_blocks(text, language):
+    return re.findall(rf"(?ms)^```{language}\n(.*?)^```", text)
+
+
+def commands_and_outputs(block):
+    """[(argv, [expected output lines])] of a README shell block: a command
+    (continuations joined, a trailing comment dropped) and the "# " lines
+    under it, which show what it prints ("..." where lines are left out)."""
+    steps = []
+    pending = ""
+    for line in block.splitlines():
+        if pending or not line.startswith("#"):
+            if line.endswith("\\"):
+                pending += line[:-1] + " "
+                continue
+            steps.append((shlex.split(pending + line, comments=True), []))
+            pending = ""
+        elif steps:
+            steps[-1][1].append(line[2:])
+    return steps
+
+
+def check_output(case, got, want):
+    """Every shown line is printed, in order; "..." stands for others."""
+    lines = got.splitlines()
+    if "..." not in want:
+        case.assertEqual(lines, want)
+        return
+    at = 0
+    for line in want:
+        if line == "...":
+            continue
+        case.assertIn(line, lines[at:], f"not printed: {line}\n{got}")
+        at = lines.index(line, at) + 1
+
+
+def run_openssl_block(home):
+    """Runs the section's first sh block, the certificates, in a shell with
+    HOME=home. Returns the directory it made them in."""
+    (block,) = [b for b in code_blocks(readme_section(TEAMS_SECTION), "sh")
+                if "openssl req" in b]
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block],
+                          cwd=home, env=dict(os.environ, HOME=home),
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise AssertionError(f"README's openssl commands:\n{done.stderr}")
+    return os.path.join(home, "kq-pki")
+
+
+class TeamsTest(unittest.TestCase):
+    """README.md's "Running kqd for several teams" and deploy/examples."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.section = readme_section(TEAMS_SECTION)
+        cls.authz = load_yaml_all(os.path.join(EXAMPLES,
+                                               "two-teams-authz.yaml"))
+        cls.kq = os.path.join(os.path.dirname(KQD), "kq")
+
+    def test_set_up_is_still_two_commands(self):
+        (block,) = code_blocks(readme_section("Quick start (Debian 12, as "
+                                              "root)"), "sh")
+        commands = [argv for argv, _ in commands_and_outputs(block)]
+        self.assertEqual(commands, [["make", "run"], ["make", "test"]])
+        with open(README) as f:
+            headings = re.findall(r"(?m)^## (.*)$", f.read())
+        self.assertGreater(headings.index(TEAMS_SECTION),
+                           headings.index("Deploying"))
+
+    def test_readme_openssl_commands_make_the_certificates(self):
+        with tempfile.TemporaryDirectory() as home:
+            pki = run_openssl_block(home)
+            ca = os.path.join(pki, "ca.crt")
+            fields = {}
+            for name in ("kqd", "alice", "bob", "admin"):
+                with self.subTest(cert=name):
+                    ok, why = openssl_verify(ca, os.path.join(pki,
+                                                              name + ".crt"))
+                    self.assertTrue(ok, why)
+                    fields[name] = cert_fields(os.path.join(pki,
+                                                            name + ".crt"))
+                    text = subprocess.run(
+                        ["openssl", "x509", "-in",
+                         os.path.join(pki, name + ".crt"), "-noout", "-ext",
+                         "basicConstraints"], capture_output=True,
+                        text=True, check=True).stdout
+                    self.assertIn("CA:FALSE", text)
+        kqd = fields["kqd"]
+        self.assertEqual(kqd["eku"], {SERVER_AUTH})
+        self.assertEqual(kqd["san"], {"DNS:kq.example.com", "DNS:localhost",
+                                      "IP:127.0.0.1"})
+        # The people: CN the user, O the group the bindings name.
+        groups = {who for _, _, _, subjects in bindings(self.authz)
+                  for who in subjects}
+        for name, group in (("alice", "team-a"), ("bob", "team-b"),
+                            ("admin", "admins")):
+            with self.subTest(person=name):
+                self.assertEqual(fields[name]["subject"],
+                                 {"CN": [name], "O": [group]})
+                self.assertEqual(fields[name]["eku"], {CLIENT_AUTH})
+                self.assertIn(("Group", group), groups)
+
+    def test_example_bindings_give_each_team_its_namespace(self):
+        check_bindings(self, self.authz)
+        got = sorted(bindings(self.authz), key=lambda b: (b[0], b[1] or "",
+                                                          b[2]))
+        self.assertEqual(got, sorted([
+            ("ClusterRoleBinding", None, "kueue-batch-admin-role",
+             {("Group", "admins")}),
+            ("ClusterRoleBinding", None, "kueue-metrics-reader",
+             {("User", "prometheus")}),
+            ("ClusterRoleBinding", None, "kq-shim-role",
+             {("User", "kq-k8s-shim")}),
+            ("RoleBinding", "team-a", "kueue-batch-user-role",
+             {("Group", "team-a")}),
+            ("RoleBinding", "team-b", "kueue-batch-user-role",
+             {("Group", "team-b")}),
+            ("RoleBinding", "team-a", "kq-runner-role",
+             {("User", "runner-a")}),
+        ], key=lambda b: (b[0], b[1] or "", b[2])))
+        # The README shows team a's binding as it is in the file.
+        (shown,) = [yaml.safe_load(b)
+                    for b in code_blocks(self.section, "yaml")]
+        self.assertIn(shown, self.authz)
+
+    def test_example_tokens_are_hashes_for_bound_users(self):
+        with open(os.path.join(EXAMPLES, "two-teams-tokens")) as f:
+            lines = [line.rstrip("\n") for line in f]
+        entries = [line for line in lines if line and not line.startswith("#")]
+        self.assertTrue(entries)
+        subjects = {who for _, _, _, who_set in bindings(self.authz)
+                    for who in who_set}
+        for line in entries:
+            with self.subTest(line=line):
+                m = re.fullmatch(r"sha256:([0-9a-f]{64}) (\S+)(?: (\S+))?",
+                                 line)
+                self.assertIsNotNone(m)
+                user, groups = m.group(2), (m.group(3) or "").split(",")
+                self.assertTrue(
+                    ("User", user) in subjects or
+                    any(("Group", g) in subjects for g in groups if g),
+                    f"{user} is bound to nothing")
+        # The command the file and the README give makes such a line.
+        (block,) = [b for b in code_blocks(self.section, "sh")
+                    if "sha256sum" in b]
+        with tempfile.TemporaryDirectory() as tmp:
+            script = "\n".join(line for line in block.splitlines()
+                               if not line.startswith("curl"))
+            subprocess.run(["bash", "-euo", "pipefail", "-c",
+                            script + '\nprintf %s "$TOKEN" > token'],
+                           cwd=tmp, check=True)
+            with open(os.path.join(tmp, "tokens")) as f:
+                (line,) = f.read().splitlines()
+            with open(os.path.join(tmp, "token")) as f:
+                token = f.read()
+        self.assertEqual(
+            line, f"sha256:{hashlib.sha256(token.encode()).hexdigest()} "
+            "prometheus")
+
+    def test_readme_names_files_that_exist(self):
+        root = os.path.join(DEPLOY, "..")
+        for path in set(re.findall(r"`(deploy/[^`\s]+)`", self.section)):
+            with self.subTest(path=path):
+                self.assertTrue(os.path.exists(os.path.join(root, path)))
+
+    def queue_steps(self):
+        """The README's commands of the admin's apply and alice's submit."""
+        (block,) = [b for b in code_blocks(self.section, "sh")
+                    if "kq apply" in b]
+        steps = commands_and_outputs(block)
+        self.assertEqual([argv[:2] for argv, _ in steps],
+                         [["kq", "apply"], ["kq", "submit"]])
+        return steps
+
+    def test_queues_apply_and_alice_submits_as_shown(self):
+        """The README's apply and submit, and what it shows them print,
+        against a kqd without authorization (the commands are the same)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            kqd = KqdProcess(["--data-dir=data"], os.path.join(tmp, "data"))
+            try:
+                env = dict(os.environ, KQ_SERVER=f"127.0.0.1:"
+                           f"{kqd.wait_port()}")
+                for argv, want in self.queue_steps():
+                    with self.subTest(command=argv[:2]):
+                        done = subprocess.run(
+                            [self.kq, *argv[1:]], cwd=os.path.join(DEPLOY,
+                                                                   ".."),
+                            env=env, capture_output=True, text=True,
+                            timeout=60)
+                        self.assertEqual(done.returncode, 0, done.stderr)
+                        self.assertEqual(done.stderr, "")
+                        check_output(self, done.stdout, want)
+            finally:
+                kqd.stop()
+
+    def test_two_teams_end_to_end(self):
+        """The whole section against a kqd with TLS and the example
+        bindings: the README's certificates, a context per person, the
+        admin's apply, alice's submit and bob's refusal, word for word."""
+        pending = missing_flags(KQD, {"--tls-cert", "--tls-key",
+                                      "--client-ca", "--authz-file",
+                                      "--token-file", "--audit-log"})
+        if pending:
+            self.skipTest(f"kqd has no {', '.join(sorted(pending))} yet")
+        has_config = subprocess.run([self.kq, "config", "set-context",
+                                     "--help"], capture_output=True)
+        if has_config.returncode != 0:
+            self.skipTest("kq has no `config set-context` yet")
+        (start,) = [b for b in code_blocks(self.section, "sh")
+                    if "build/bin/kqd" in b]
+        ((kqd_argv, _),) = commands_and_outputs(start)
+        (contexts,) = [b for b in code_blocks(self.section, "sh")
+                       if "set-context" in b]
+        (cancel,) = [b for b in code_blocks(self.section, "sh")
+                     if "kq cancel" in b]
+        ((cancel_argv, cancel_out),) = commands_and_outputs(cancel)
+        with tempfile.TemporaryDirectory() as home:
+            run_openssl_block(home)
+            args = [a.replace("$HOME", home) for a in kqd_argv[1:]]
+            args = [a.replace("deploy/examples/", EXAMPLES + "/")
+                    for a in args]
+            args.append("--token-file=" + os.path.join(EXAMPLES,
+                                                       "two-teams-tokens"))
+            kqd = KqdProcess(args, os.path.join(home, "data"),
+                             paths={"./audit.log": os.path.join(
+                                 home, "audit.log")})
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("KQ_SERVER", "XDG_CONFIG_HOME")}
+            env["HOME"] = home
+
+            def kq(*argv):
+                return subprocess.run([self.kq, *argv],
+                                      cwd=os.path.join(DEPLOY, ".."),
+                                      env=env, capture_output=True,
+                                      text=True, timeout=60)
+
+            try:
+                server = f"127.0.0.1:{kqd.wait_port()}"
+                # The README's set-context, for each person, at this kqd.
+                ((set_argv, _), (use_argv, _)) = commands_and_outputs(
+                    contexts)
+                for person in ("admin", "alice", "bob"):
+                    argv = [a.replace("alice", person)
+                            .replace("kq.example.com:7070", server)
+                            .replace("$HOME", home) for a in set_argv]
+                    done = kq(*argv[1:])
+                    self.assertEqual(done.returncode, 0, done.stderr)
+
+                def as_person(person, argv):
+                    done = kq("config", "use-context", person)
+                    self.assertEqual(done.returncode, 0, done.stderr)
+                    return kq(*argv[1:])
+
+                (apply_step, submit_step) = self.queue_steps()
+                done = as_person("admin", apply_step[0])
+                self.assertEqual(done.returncode, 0, done.stderr)
+                check_output(self, done.stdout, apply_step[1])
+                done = as_person("alice", submit_step[0])
+                self.assertEqual(done.returncode, 0, done.stderr)
+                check_output(self, done.stdout, submit_step[1])
+                done = as_person("bob", cancel_argv)
+                self.assertEqual(done.returncode, 1)
+                self.assertEqual(done.stderr.splitlines(), cancel_out)
+                # Bob's own namespace is his.
+                done = as_person("bob", ["kq", "get", "workloads", "-n",
+                                         "team-b"])
+                self.assertEqual(done.returncode, 0, done.stderr)
+                output = kqd.output()
+            finally:
+                kqd.stop()
+            with open(os.path.join(home, "audit.log")) as f:
+                audit = [json.loads(line) for line in f if line.strip()]
+            self.assertGreaterEqual(len(audit), 4, output)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
