@@ -1787,12 +1787,60 @@ class ImageTest(unittest.TestCase):
                     binary = os.path.basename(c["command"][0])
                     self.assertIn(binary, re.search(r"--target ([^\\\n]+)",
                                                     text).group(1).split())
-        cmd = re.search(r"(?m)^CMD (\[.*\])$", text).group(1)
-        argv = yaml.safe_load(cmd)
+        argv = self.cmd()
         self.assertEqual(argv[0], "kqd")
-        flags = help_flags(KQD)
-        for arg in argv[1:]:
-            self.assertIn(arg.split("=", 1)[0], flags)
+        check_flags_accepted(self, KQD, argv[1:], KQD_SECURITY_FLAGS)
+
+    def cmd(self):
+        """The Dockerfile's CMD (JSON form, continuation lines joined)."""
+        text = re.sub(r"\\\n\s*", " ", self.dockerfile())
+        return yaml.safe_load(re.search(r"(?m)^CMD (\[.*\])$", text).group(1))
+
+    def test_image_serves_with_tls_and_bindings_from_etc_kq(self):
+        """The CMD listens on the container's interfaces, which kqd allows
+        only with TLS and bindings: it reads them from /etc/kq as the
+        systemd drop-in and the StatefulSet lay it out, and kqd started
+        with it (kq-certs.sh's certificates, the manifests' bindings)
+        answers the health service over TLS."""
+        values = flag_values(self.cmd()[1:])
+        self.assertFalse(values["--listen"].startswith("127."))
+        self.assertNotIn("--insecure-allow-unauthenticated", values)
+        drop_in = flag_values(exec_start_argv(read_unit(
+            os.path.join(DEPLOY, "systemd", "kqd.service"),
+            os.path.join(DEPLOY, "systemd", "kqd.service.d",
+                         SECURITY_DROP_IN)))[1:])
+        for flag in ("--tls-cert", "--tls-key", "--client-ca",
+                     "--authz-file"):
+            with self.subTest(flag=flag):
+                self.assertEqual(values[flag], drop_in[flag])
+        pending = missing_flags(KQD, KQD_SECURITY_FLAGS & set(values))
+        if pending:
+            self.skipTest(f"kqd has no {', '.join(sorted(pending))} yet")
+        with tempfile.TemporaryDirectory() as tmp:
+            certs = os.path.join(tmp, "certs")
+            make_certs(certs)
+            etc = os.path.join(tmp, "etc")
+            os.makedirs(os.path.join(etc, "tls"))
+            for name, source in (
+                    ("tls/tls.crt", os.path.join(certs, "kqd.crt")),
+                    ("tls/tls.key", os.path.join(certs, "kqd.key")),
+                    ("tls/ca.crt", os.path.join(certs, "ca.crt")),
+                    ("authz.yaml", os.path.join(DEPLOY, "kubernetes",
+                                                "kqd-authz.yaml"))):
+                shutil.copy(source, os.path.join(etc, name))
+            kqd = KqdProcess(self.cmd()[1:], os.path.join(tmp, "data"),
+                             paths={"/etc/kq": etc})
+            try:
+                response = grpc_health_check(kqd.wait_port(), (
+                    os.path.join(certs, "ca.crt"),
+                    os.path.join(certs, "admin.crt"),
+                    os.path.join(certs, "admin.key")))
+                output = kqd.output()
+            finally:
+                code = kqd.stop()
+        self.assertEqual(code, 0, output)
+        self.assertIsNotNone(response, "python3-grpcio missing")
+        self.assertEqual(response, HEALTH_SERVING)
 
 
 def promtool(*args, cwd=PROMETHEUS):
