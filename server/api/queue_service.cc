@@ -544,18 +544,31 @@ absl::Status QueueServiceImpl::AuthorizeRun(
 
 absl::StatusOr<auth::Principal> QueueServiceImpl::AuthorizeAdmit(
     const grpc::ServerContextBase& context, const v1::AdmitRequest& request) {
-  if (!request.has_workload()) {
-    return access_.Check(
-        context, WorkloadRequest("get", request.namespace_(), request.name()));
-  }
-  const v1::ObjectMeta& meta = request.workload().metadata();
+  const bool submits = request.has_workload();
+  const std::string& ns = submits ? request.workload().metadata().namespace_()
+                                  : request.namespace_();
+  const std::string& name =
+      submits ? request.workload().metadata().name() : request.name();
   KQ_ASSIGN_OR_RETURN(
       auth::Principal principal,
       access_.Check(context,
-                    WorkloadRequest("create", meta.namespace_(), meta.name())));
-  KQ_RETURN_IF_ERROR(access_.Authorize(
-      context, principal,
-      WorkloadRequest("get", meta.namespace_(), meta.name())));
+                    WorkloadRequest(submits ? "create" : "get", ns, name)));
+  if (submits) {
+    KQ_RETURN_IF_ERROR(access_.Authorize(context, principal,
+                                         WorkloadRequest("get", ns, name)));
+  }
+  // A runner_id takes the runner's lease: the runner's right, as
+  // Heartbeat's, or the owner rule (the caller submits it here, or did).
+  if (!request.runner_id().empty()) {
+    const auth::Attributes run = WorkloadRequest("run", ns, name);
+    if (submits && access_.access().owner_may_run()) {
+      // The workload it submits is its own; the audit keeps the create.
+    } else if (!submits) {
+      KQ_RETURN_IF_ERROR(AuthorizeRun(context, ns, name));
+    } else {
+      KQ_RETURN_IF_ERROR(access_.Authorize(context, principal, run));
+    }
+  }
   return principal;
 }
 
