@@ -6,6 +6,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -15,6 +16,8 @@
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
 #include "spdlog/spdlog.h"
+
+#include "base/status_macros.h"
 
 namespace kq::auth {
 namespace {
@@ -84,6 +87,17 @@ absl::StatusOr<std::unique_ptr<TlsFiles>> TlsFiles::Open(TlsOptions options,
             ? "--tls-cert: is required for TLS"
             : "--client-ca: needs --tls-cert and --tls-key (client "
               "certificates are only asked for over TLS)");
+  }
+  if (options.staging_dir.empty()) {
+    return absl::InvalidArgumentError("TLS: no staging directory");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.staging_dir, ec);
+  std::filesystem::permissions(options.staging_dir,
+                               std::filesystem::perms::owner_all, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "TLS: cannot create ", options.staging_dir, ": ", ec.message()));
   }
   std::unique_ptr<TlsFiles> files(new TlsFiles(std::move(options), metrics));
   if (absl::Status s = files->Load(); !s.ok()) return s;
@@ -186,6 +200,7 @@ absl::Status TlsFiles::Load() {
           "--client-ca ", options_.client_ca_file, ": no PEM certificate"));
     }
   }
+  KQ_RETURN_IF_ERROR(Stage(*m));
   const bool first = [&] {
     absl::MutexLock lock(&mu_);
     const bool was_empty = material_ == nullptr;
@@ -203,19 +218,55 @@ absl::Status TlsFiles::Load() {
   return absl::OkStatus();
 }
 
+absl::Status TlsFiles::Stage(const Material& m) {
+  namespace fs = std::filesystem;
+  const fs::path root(options_.staging_dir);
+  const fs::path gen = root / absl::StrCat("gen-", ++generation_);
+  std::error_code ec;
+  fs::remove_all(gen, ec);
+  fs::create_directories(gen, ec);
+  auto write = [&](const char* name, const std::string& text) {
+    const fs::path path = gen / name;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, ec);
+    out << text;
+    return static_cast<bool>(out.flush());
+  };
+  if (!write("tls.key", m.key_pem) || !write("tls.crt", m.cert_pem) ||
+      (!m.ca_pem.empty() && !write("ca.crt", m.ca_pem))) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("TLS: cannot write ", gen.string()));
+  }
+  const fs::path link = root / "current";
+  const fs::path next = root / "current.next";
+  fs::remove(next, ec);
+  fs::create_directory_symlink(gen.filename(), next, ec);
+  if (!ec) fs::rename(next, link, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("TLS: cannot switch ", link.string(), ": ", ec.message()));
+  }
+  // The generation before the last may still be open in gRPC's watcher
+  // thread; the one before that is not.
+  fs::remove_all(root / absl::StrCat("gen-", generation_ - 2), ec);
+  return absl::OkStatus();
+}
+
 std::shared_ptr<grpc::ServerCredentials> TlsFiles::GrpcCredentials() const {
-  const unsigned int interval = static_cast<unsigned int>(
-      std::max<int64_t>(1, absl::ToInt64Seconds(options_.reload_interval)));
+  // gRPC re-reads the staged copies every second: they change only when
+  // Load has checked new files.
+  constexpr unsigned int kInterval = 1;
+  const std::string current = options_.staging_dir + "/current/";
   std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider;
   if (options_.client_ca_file.empty()) {
     provider =
         std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-            options_.key_file, options_.cert_file, interval);
+            current + "tls.key", current + "tls.crt", kInterval);
   } else {
     provider =
         std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-            options_.key_file, options_.cert_file, options_.client_ca_file,
-            interval);
+            current + "tls.key", current + "tls.crt", current + "ca.crt",
+            kInterval);
   }
   grpc::experimental::TlsServerCredentialsOptions tls(provider);
   tls.watch_identity_key_cert_pairs();

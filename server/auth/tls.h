@@ -36,6 +36,11 @@ struct TlsOptions {
   // Empty: no client certificates (tokens only).
   std::string client_ca_file;
   absl::Duration reload_interval = absl::Seconds(10);
+  // A directory of kqd's own (created, mode 0700) where the files gRPC's
+  // provider reads are kept: copies of the last files that loaded, so that
+  // a bad rotation (a key that does not match, an empty CA bundle) never
+  // reaches gRPC, which would fail every new handshake with it.
+  std::string staging_dir;
 };
 
 class TlsFiles {
@@ -67,12 +72,16 @@ class TlsFiles {
   explicit TlsFiles(TlsOptions options, AuthMetrics* metrics);
   // Reads the files; keeps the current material when they fail to parse.
   absl::Status Load();
+  // Writes `m`'s PEM into a new generation under staging_dir and points
+  // staging_dir/current at it (one rename: gRPC never reads a mix).
+  absl::Status Stage(const Material& m);
   static int CertCallback(SSL* ssl, void* arg);
 
   const TlsOptions options_;
   AuthMetrics* metrics_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const Material> material_ ABSL_GUARDED_BY(mu_);
+  int generation_ = 0;  // Load's thread only
   absl::Notification stop_;
   std::thread watcher_;
 };

@@ -242,11 +242,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   if (!config.tls_cert.empty()) {
     KQ_ASSIGN_OR_RETURN(
         parts->tls,
-        auth::TlsFiles::Open({.cert_file = config.tls_cert,
-                              .key_file = config.tls_key,
-                              .client_ca_file = config.client_ca,
-                              .reload_interval = config.tls_reload_interval},
-                             parts->auth_metrics.get()));
+        auth::TlsFiles::Open(
+            {.cert_file = config.tls_cert,
+             .key_file = config.tls_key,
+             .client_ca_file = config.client_ca,
+             .reload_interval = config.tls_reload_interval,
+             .staging_dir =
+                 (std::filesystem::path(config.data_dir) / "tls-in-use")
+                     .string()},
+            parts->auth_metrics.get()));
   }
   parts->grpc_access =
       std::make_unique<auth::GrpcAccess>(*parts->access, parts->audit.get());

@@ -44,7 +44,8 @@ class TlsTest : public testing::Test {
     return {.cert_file = dir_ + "/current/tls.crt",
             .key_file = dir_ + "/current/tls.key",
             .client_ca_file = dir_ + "/current/ca.crt",
-            .reload_interval = absl::Hours(1)};
+            .reload_interval = absl::Hours(1),
+            .staging_dir = dir_ + "/staged"};
   }
 
   std::string dir_;
@@ -67,16 +68,22 @@ TEST_F(TlsTest, RotatedFilesAreReadAndBadOnesKeepTheOld) {
       TlsFiles::Open(Options(), nullptr);
   ASSERT_TRUE(tls.ok()) << tls.status();
   const std::string first = (*tls)->server_certificate().serial;
-  Install(certs_->Server("server-2"), certs_->ca_file());
+  const TestCert second_cert = certs_->Server("server-2");
+  Install(second_cert, certs_->ca_file());
   (*tls)->PollNow();
   const std::string second = (*tls)->server_certificate().serial;
   EXPECT_NE(second, first);
-  // A half-written rotation (a key that does not match) is not taken.
+  // gRPC's provider reads the staged copy of the last files that loaded.
+  EXPECT_EQ(ReadAll(dir_ + "/staged/current/tls.crt"), second_cert.cert_pem);
+  EXPECT_EQ(ReadAll(dir_ + "/staged/current/tls.key"), second_cert.key_pem);
+  // A half-written rotation (a key that does not match) is not taken, and
+  // never reaches gRPC.
   std::filesystem::copy_file(certs_->Server("server-3").key_file,
                              dir_ + "/current/tls.key",
                              std::filesystem::copy_options::overwrite_existing);
   (*tls)->PollNow();
   EXPECT_EQ((*tls)->server_certificate().serial, second);
+  EXPECT_EQ(ReadAll(dir_ + "/staged/current/tls.key"), second_cert.key_pem);
 }
 
 TEST_F(TlsTest, BadFilesAreRefusedNamingTheFlag) {
