@@ -238,6 +238,8 @@ STANDARD_BINDINGS = [
             [("User", "runner-a")], namespace="team-a"),
     binding("ClusterRoleBinding", "prometheus", "kueue-metrics-reader",
             [("User", "prom")]),
+    binding("ClusterRoleBinding", "shim", "kq-shim-role",
+            [("User", "kq-shim")]),
 ]
 
 # The two manifests of Kueue's RBAC page (site/content/en/docs/tasks/manage/
@@ -745,6 +747,7 @@ class SecurityFixture:
         "runner-a": "/CN=runner-a",
         "carol": "/CN=carol/O=team-a@example.com",
         "admin@example.com": "/CN=admin@example.com",
+        "kq-shim": "/CN=kq-shim",
     }
 
     def __init__(self, prefix, bindings=None, extra_flags=(),

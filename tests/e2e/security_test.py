@@ -16,11 +16,13 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -30,7 +32,7 @@ import urllib.request
 import grpc
 
 import security_fixture as fx
-from security_fixture import (UNAUTHENTICATED_MISSING,
+from security_fixture import (DEADLINE, UNAUTHENTICATED_MISSING,
                               UNAUTHENTICATED_UNKNOWN_TOKEN, Background,
                               SecurityFixture, cluster_queue, condition_reason,
                               condition_true, eventually)
@@ -365,6 +367,94 @@ class OwnerMayRunOffTest(KqdTestCase):
         runner = self.caller("runner-a")
         self.assertOk(runner.heartbeat("team-a", "own-w2", "runner-a"))
         self.assertOk(runner.finish("team-a", "own-w2"))
+
+
+class ImpersonationTest(KqdTestCase):
+    """The contract's impersonation metadata: honoured only for a caller
+    that may impersonate (the shim's kq-shim-role)."""
+
+    PREFIX = "impersonation"
+
+    def test_shim_acts_with_the_impersonated_users_rights(self):
+        shim = self.caller("kq-shim", metadata=[
+            ("impersonate-user", "alice"), ("impersonate-group", "team-a")])
+        outcome = shim.submit("team-a", "by-shim")
+        self.assertOk(outcome)
+        event = self.audit_event(outcome)
+        self.assertEqual(dig(event, "user.username"), "kq-shim")
+        self.assertEqual(dig(event, "impersonatedUser.username"), "alice")
+        # Not the shim's own rights (submit everywhere): alice's.
+        self.assertDenied(shim.submit("team-b", "by-shim-b"), "alice",
+                          "create", "workloads", "team-b")
+        self.assertOutcome(self.caller("root").get("team-b", "by-shim-b"),
+                           grpc.StatusCode.NOT_FOUND)
+
+    def test_impersonation_without_the_right_is_denied(self):
+        alice_as_root = self.caller("alice", metadata=[
+            ("impersonate-user", "root"), ("impersonate-group", "admins")])
+        outcome = alice_as_root.apply([cluster_queue("cq-by-imp", "1")])
+        self.assertOutcome(outcome, grpc.StatusCode.PERMISSION_DENIED)
+        self.assertTrue(outcome.details.startswith(
+            'user "alice" cannot impersonate'), outcome.details)
+        self.assertOutcome(
+            self.caller("root").get_object("ClusterQueue", "cq-by-imp"),
+            grpc.StatusCode.NOT_FOUND)
+
+    def test_impersonation_without_a_principal_is_unauthenticated(self):
+        outcome = self.caller(metadata=[("impersonate-user", "root")]).list(
+            "team-a")
+        self.assertOutcome(outcome, grpc.StatusCode.UNAUTHENTICATED)
+        # ops-security.md 3.6 has a message of its own for this case; the
+        # contract lists only the general one.
+        self.assertIn(outcome.details, [
+            UNAUTHENTICATED_MISSING,
+            "kq: request could not be authenticated: impersonation requires "
+            "an authenticated principal"])
+
+
+class StartupTest(unittest.TestCase):
+    """kqd refuses configurations the contract rules out, before it
+    serves."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="kq-security-startup-")
+        self.pki = fx.Pki(os.path.join(self.dir, "pki"))
+        self.pki.root = self.pki.ca("ca", "kq-test-ca")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def assertRefusesToStart(self, *flags):
+        port_file = os.path.join(self.dir, "port")
+        proc = subprocess.Popen(fx.die_with_parent([
+            os.path.join(fx.BIN, "kqd"), f"--data-dir={self.dir}/data",
+            f"--port-file={port_file}", "--http-listen=", *flags]),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            output, _ = proc.communicate(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output, _ = proc.communicate()
+            self.fail(f"kqd {' '.join(flags)} kept running: "
+                      f"{output.decode(errors='replace')}")
+        self.assertNotEqual(proc.returncode, 0, output)
+        self.assertFalse(os.path.exists(port_file))
+
+    def test_non_loopback_listen_without_tls_and_authz_is_refused(self):
+        self.assertRefusesToStart("--listen=0.0.0.0:0")
+
+    def test_non_loopback_listen_with_tls_but_no_authz_is_refused(self):
+        cert = self.pki.leaf("server", "/CN=localhost", self.pki.root,
+                             server=True)
+        self.assertRefusesToStart("--listen=0.0.0.0:0",
+                                  f"--tls-cert={cert.crt}",
+                                  f"--tls-key={cert.key}")
+
+    def test_tls_cert_without_key_is_refused(self):
+        cert = self.pki.leaf("server", "/CN=localhost", self.pki.root,
+                             server=True)
+        self.assertRefusesToStart("--listen=127.0.0.1:0",
+                                  f"--tls-cert={cert.crt}")
 
 
 # ---- Test 12 and the other reloads: policy files without restart --------------------
