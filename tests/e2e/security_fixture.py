@@ -626,10 +626,13 @@ class Kqd:
         return Caller(self.port, ca or self.pki.root, cert=cert, token=token,
                       metadata=metadata)
 
-    def https_get(self, path, token=None):
-        """GET over TLS (verified against the test CA) on the HTTP port:
-        (status, headers, body)."""
+    def https_get(self, path, token=None, cert=None):
+        """GET over TLS (verified against the test CA) on the HTTP port,
+        with a bearer token and/or a client certificate: (status, headers,
+        body)."""
         context = ssl.create_default_context(cafile=self.pki.root.crt)
+        if cert is not None:
+            context.load_cert_chain(cert.crt, cert.key)
         request = urllib.request.Request(
             f"https://127.0.0.1:{self.http_port}{path}")
         if token is not None:

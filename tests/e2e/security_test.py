@@ -762,6 +762,26 @@ class MetricsAuthTest(KqdTestCase):
         for path in ("/healthz", "/readyz"):
             self.assertEqual(self.kqd.https_get(path)[0], 200, path)
 
+    def test_visibility_api_needs_the_pending_workloads_roles(self):
+        prefix = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+        team_a = f"{prefix}/namespaces/team-a/localqueues/lq/pendingworkloads"
+        team_b = f"{prefix}/namespaces/team-b/localqueues/lq/pendingworkloads"
+        cq = f"{prefix}/clusterqueues/cq/pendingworkloads"
+        self.assertEqual(self.kqd.https_get(team_a)[0], 401)
+        # alice's batch-user role has the LocalQueue view in team-a only.
+        status, _, body = self.kqd.https_get(team_a, token="tok-alice")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(self.kqd.https_get(team_b, token="tok-alice")[0],
+                         403)
+        self.assertEqual(self.kqd.https_get(cq, token="tok-alice")[0], 403)
+        # Client certificates authenticate on the HTTP port too.
+        status, _, body = self.kqd.https_get(cq,
+                                             cert=self.fixture.certs["root"])
+        self.assertEqual(status, 200, body)
+        status, _, body = self.kqd.https_get(
+            team_b, cert=self.fixture.certs["bob"])
+        self.assertEqual(status, 200, body)
+
     def test_http_port_speaks_only_tls(self):
         try:
             with urllib.request.urlopen(
