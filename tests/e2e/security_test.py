@@ -338,6 +338,47 @@ class AuthorizationTest(KqdTestCase):
         wl = self.assertOk(vic.get("team-a", "viewed")).workload
         self.assertFalse(condition_true(wl, "Finished"), wl)
 
+    def test_watch_of_every_kind_shows_only_what_the_caller_may_watch(self):
+        # ops-security.md 3.4 proposes refusing an empty `kinds` to callers
+        # who may not watch every kind; kqd may instead filter. Either way
+        # vic (workloads in team-a) sees no LocalQueue, ClusterQueue or
+        # other namespace, and bob nothing of team-a.
+        root = self.caller("root")
+        self.assertOk(root.apply([cluster_queue("cq-watched", "1"),
+                                  fx.local_queue("team-a", "lq-watched",
+                                                 "cq-watched"),
+                                  fx.local_queue("team-b", "lq-watched",
+                                                 "cq-watched")]))
+        self.submitted("root", "team-a", "watched-a")
+        self.submitted("root", "team-b", "watched-b")
+        for who, allowed in [("vic", {("Workload", "team-a")}),
+                             ("alice", {("Workload", "team-a"),
+                                        ("local_queue", "team-a")})]:
+            events = []
+            stream = self.caller(who).watch("team-a", [], from_revision=0,
+                                            timeout=2)
+            try:
+                for event in stream:
+                    if event.WhichOneof("object") == "workload":
+                        events.append(("Workload",
+                                       event.workload.metadata.namespace))
+                    else:
+                        kind = event.config_object.WhichOneof("kind")
+                        meta = getattr(event.config_object, kind).metadata
+                        events.append((kind, meta.namespace))
+            except grpc.RpcError as e:
+                self.assertIn(e.code(), (grpc.StatusCode.DEADLINE_EXCEEDED,
+                                         grpc.StatusCode.PERMISSION_DENIED),
+                              e.details())
+            with self.subTest(who=who):
+                self.assertLessEqual(set(events), allowed)
+        stream = self.caller("bob").watch("team-a", [], from_revision=0,
+                                          timeout=2)
+        with self.assertRaises(grpc.RpcError) as caught:
+            next(stream)
+        self.assertEqual(caught.exception.code(),
+                         grpc.StatusCode.PERMISSION_DENIED)
+
     def test_runner_role_may_heartbeat_and_finish(self):
         self.submitted("alice", "team-a", "run-w1", admitted=True)
         runner = self.caller("runner-a")
@@ -610,6 +651,62 @@ class RotationTest(KqdTestCase):
         self.assertKqdUp(pid)
 
 
+class BadRotationTest(KqdTestCase):
+    """Material that does not load (a key that does not match its
+    certificate, a CA bundle without a certificate) must leave kqd serving
+    what it had: its log says "TLS keeps the certificates loaded before"."""
+
+    PREFIX = "bad-rotation"
+    # Three --tls-reload-interval periods: the bad files have been read.
+    SETTLE = 3.0
+
+    def assertStillServing(self, serial):
+        self.assertTrue(self.kqd.alive(), self.kqd.log_tail())
+        with self.kqd.caller(self.fixture.certs["alice"]) as fresh:
+            outcome = fresh.list("team-a")
+        self.assertTrue(
+            outcome.ok, f"a new gRPC connection after the bad files: "
+            f"{outcome}; kqd's log: "
+            f"{[l for l in self.kqd.log_text().splitlines() if 'keeps' in l][-1:]}")
+        self.assertEqual(self.kqd.served_serial(), serial)
+        self.assertEqual(self.kqd.served_serial(self.kqd.http_port,
+                                                "http/1.1"), serial)
+
+    def test_mismatched_key_keeps_the_old_certificate(self):
+        pid = self.kqd.pid
+        good = self.kqd.server_cert
+        old = self.caller("alice")
+        self.assertOk(old.list("team-a"))
+        pki = self.fixture.pki
+        one = pki.leaf("mismatch-crt", "/CN=localhost", pki.root, server=True)
+        other = pki.leaf("mismatch-key", "/CN=localhost", pki.root,
+                         server=True)
+        fresh = os.path.join(self.kqd.tls, "mismatched")
+        os.makedirs(fresh)
+        shutil.copy(one.crt, os.path.join(fresh, "tls.crt"))
+        shutil.copy(other.key, os.path.join(fresh, "tls.key"))
+        link = os.path.join(self.kqd.tls, "current.tmp-mismatch")
+        os.symlink("mismatched", link)
+        os.replace(link, os.path.join(self.kqd.tls, "current"))
+        try:
+            time.sleep(self.SETTLE)
+            self.assertStillServing(good.serial())
+            self.assertOk(old.list("team-a"))
+            self.assertKqdUp(pid)
+        finally:
+            self.kqd.rotate_server_cert()
+
+    def test_unparsable_client_ca_bundle_keeps_the_old_bundle(self):
+        pid = self.kqd.pid
+        fx.write_atomically(self.kqd.client_ca_path, "not a certificate\n")
+        try:
+            time.sleep(self.SETTLE)
+            self.assertStillServing(self.kqd.server_cert.serial())
+            self.assertKqdUp(pid)
+        finally:
+            self.kqd.write_client_ca(self.fixture.pki.root)
+
+
 # ---- Test 15: the audit log ----------------------------------------------------------
 
 
@@ -736,6 +833,59 @@ class AuditTest(KqdTestCase):
         # the reply is SERVING (field 1 = 1).
         self.assertEqual(check(None, timeout=fx.CALL_TIMEOUT), b"\x08\x01")
         self.assertEqual(self.audit.settle(), before)
+
+
+class AuditRotationTest(KqdTestCase):
+    """--audit-log-maxsize and --audit-log-maxbackup: the log is rotated by
+    size, and no event is lost at a rotation."""
+
+    PREFIX = "audit-rotation"
+    EXTRA_FLAGS = ("--audit-log-maxsize=1", "--audit-log-maxbackup=10")
+
+    def test_audit_log_rotates_by_size_without_losing_lines(self):
+        before = self.audit.settle()
+        alice = self.caller("alice")
+        # Refused Gets with long names: about 1 KB of audit each, so 3,000
+        # of them fill three files of 1 MiB. 64 in flight at a time.
+        long_name = "x" * 240
+        ids = set()
+        for start in range(0, 3000, 64):
+            futures = [alice.queue.GetWorkload.future(
+                fx.queue_service_pb2.GetWorkloadRequest(
+                    namespace="team-b", name=f"{long_name}-{i}"),
+                metadata=alice.metadata or None, timeout=fx.CALL_TIMEOUT)
+                for i in range(start, min(start + 64, 3000))]
+            for future in futures:
+                self.assertEqual(future.code(),
+                                 grpc.StatusCode.PERMISSION_DENIED)
+                ids.add(dict(future.trailing_metadata())["kq-audit-id"])
+        directory = os.path.dirname(self.audit.path)
+
+        def files():
+            return sorted(os.path.join(directory, n)
+                          for n in os.listdir(directory)
+                          if n.startswith("audit") and n.endswith(".log"))
+
+        def lines():
+            total = 0
+            for path in files():
+                with open(path) as f:
+                    total += sum(1 for _ in f)
+            return total
+        self.assertEqual(eventually(lambda: lines() >= before + 3000), True,
+                         f"{lines() - before} audit lines for 3000 calls")
+        time.sleep(1)
+        self.assertEqual(lines(), before + 3000)
+        self.assertGreaterEqual(len(files()), 3, files())
+        seen = set()
+        for path in files():
+            self.assertLessEqual(os.path.getsize(path), (1 << 20) + 4096,
+                                 path)
+            with open(path) as f:
+                for line in f:
+                    seen.add(json.loads(line)["auditID"])
+        self.assertLessEqual(ids, seen)
+        self.assertEqual(self.kqd.metric("kq_audit_events_dropped_total"), 0)
 
 
 # ---- Test 18: the metrics endpoint ---------------------------------------------------
