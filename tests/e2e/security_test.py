@@ -401,6 +401,30 @@ class AuthorizationTest(KqdTestCase):
             self.caller("vic").heartbeat("team-a", "run-w3", "vic-runner"),
             "vic", "run", "workloads", "team-a")
 
+    def admit(self, who, namespace, name, runner_id):
+        c = self.caller(who)
+        return c.call(c.queue, "Admit", fx.queue_service_pb2.AdmitRequest(
+            namespace=namespace, name=name, timeout=fx.duration(1),
+            runner_id=runner_id, lease=fx.duration(3600)))
+
+    def test_admit_with_a_runner_id_needs_the_run_right(self):
+        # Admit with runner_id attaches a runner and takes its lease, as the
+        # first Heartbeat does: a viewer must not be able to, or it locks the
+        # real runner out for the lease ("is run by runner ...").
+        self.submitted("alice", "team-a", "leased", admitted=True)
+        self.assertDenied(self.admit("vic", "team-a", "leased", "vic-runner"),
+                          "vic", "run", "workloads", "team-a")
+        runner = self.caller("runner-a")
+        self.assertOk(runner.heartbeat("team-a", "leased", "runner-a"))
+        self.assertOk(runner.finish("team-a", "leased"))
+        # The runner role and the owner may.
+        self.submitted("alice", "team-a", "leased-2", admitted=True)
+        self.assertOk(self.admit("runner-a", "team-a", "leased-2",
+                                 "runner-a"))
+        self.submitted("alice", "team-a", "leased-3", admitted=True)
+        self.assertOk(self.admit("alice", "team-a", "leased-3",
+                                 "alice-launcher"))
+
     def test_submitter_may_heartbeat_its_own_workload(self):
         self.submitted("alice", "team-a", "own-w2", admitted=True)
         self.assertOk(self.caller("alice").heartbeat("team-a", "own-w2",
