@@ -68,6 +68,10 @@ google::protobuf::Duration ToProtoDuration(absl::Duration d) {
   return out;
 }
 
+// A LocalQueue name no LocalQueue has (names are DNS labels, without
+// dots): listing its workloads answers with none, and the revision.
+constexpr char kNoSuchLocalQueue[] = "kq.revision-pin";
+
 absl::Status WatchCancelled() {
   return absl::CancelledError("watch cancelled");
 }
@@ -602,18 +606,10 @@ class GrpcClient : public Client {
     } else {
       // "From now on" must mean the same revision on every reconnect, so
       // pin it with a cheap read that reports the current revision.
-      v1::ListObjectsRequest pin;
-      pin.set_kind("ResourceFlavor");
-      absl::StatusOr<v1::ListObjectsResponse> listed =
-          Retried<v1::ListObjectsResponse>(
-              pin,
-              [this](auto* context, auto& req, auto* resp) {
-                return admin_->ListObjects(context, req, resp);
-              },
-              std::nullopt, cancel);
+      absl::StatusOr<int64_t> pinned = PinRevision(request, cancel);
       if (cancel.stop_requested()) return WatchCancelled();
-      if (!listed.ok()) return listed.status();
-      from = listed->revision();
+      if (!pinned.ok()) return pinned.status();
+      from = *pinned;
     }
     // The last revision delivered and the objects delivered at it: a
     // stream can break between two events of one revision, and the next
@@ -824,6 +820,55 @@ class GrpcClient : public Client {
         return response;
       }
     }
+  }
+
+  // The current revision, from a read the watcher is likely allowed to
+  // make: ResourceFlavors (the cheapest), else, for a caller kqd's RBAC
+  // confines to a namespace (kueue-batch-user-role), the workloads of the
+  // watch's namespace in a LocalQueue that cannot exist (a dot is not
+  // allowed in its name: an empty answer), else its LocalQueues. Each read
+  // is retried on UNAVAILABLE; the next one is tried on PERMISSION_DENIED.
+  absl::StatusOr<int64_t> PinRevision(const v1::WatchRequest& request,
+                                      const std::stop_token& cancel) {
+    v1::ListObjectsRequest flavors;
+    flavors.set_kind("ResourceFlavor");
+    absl::StatusOr<v1::ListObjectsResponse> listed =
+        Retried<v1::ListObjectsResponse>(
+            flavors,
+            [this](auto* context, auto& req, auto* resp) {
+              return admin_->ListObjects(context, req, resp);
+            },
+            std::nullopt, cancel);
+    if (listed.ok()) return listed->revision();
+    if (listed.status().code() != absl::StatusCode::kPermissionDenied) {
+      return listed.status();
+    }
+    v1::ListWorkloadsRequest none;
+    none.set_namespace_(request.namespace_());
+    none.set_queue_name(kNoSuchLocalQueue);
+    absl::StatusOr<v1::ListWorkloadsResponse> workloads =
+        Retried<v1::ListWorkloadsResponse>(
+            none,
+            [this](auto* context, auto& req, auto* resp) {
+              return queue_->ListWorkloads(context, req, resp);
+            },
+            std::nullopt, cancel);
+    if (workloads.ok()) return workloads->revision();
+    if (workloads.status().code() != absl::StatusCode::kPermissionDenied ||
+        request.namespace_().empty()) {
+      return workloads.status();
+    }
+    v1::ListObjectsRequest local_queues;
+    local_queues.set_kind("LocalQueue");
+    local_queues.set_namespace_(request.namespace_());
+    listed = Retried<v1::ListObjectsResponse>(
+        local_queues,
+        [this](auto* context, auto& req, auto* resp) {
+          return admin_->ListObjects(context, req, resp);
+        },
+        std::nullopt, cancel);
+    if (listed.ok()) return listed->revision();
+    return listed.status();
   }
 
   // One Watch stream until it fails, `cancel` is requested (the stream is
