@@ -74,7 +74,9 @@ bool ReportUnknownConfigVerb(const CLI::App& config,
 
 // What a failed connection says about TLS, as a hint after kubectl's
 // message: a plaintext client of a TLS kqd sees its socket closed; a TLS
-// client sees the handshake fail, or the certificate name another host.
+// client sees the handshake fail, or the certificate name another host; a
+// client certificate kqd does not trust closes the socket after the
+// client's side of a TLS 1.3 handshake succeeded.
 void PrintTlsHint(const client::ClientOptions& options,
                   const absl::Status& status, std::ostream& err) {
   const std::string message = absl::AsciiStrToLower(status.message());
@@ -97,8 +99,13 @@ void PrintTlsHint(const client::ClientOptions& options,
   } else if (absl::StrContains(message, "handshake")) {
     err << "hint: the TLS handshake failed: check that --tls-ca ("
         << options.tls_ca_file
-        << ") signed kqd's certificate, that kqd serves TLS, and that kqd "
-           "trusts the client certificate (--cert)\n";
+        << ") signed kqd's certificate and that kqd serves TLS\n";
+  } else if (absl::StrContains(message, "socket closed") &&
+             !options.tls_cert_file.empty()) {
+    err << "hint: kqd closed the connection: it may not trust the client "
+           "certificate "
+        << options.tls_cert_file
+        << " (signed by another CA than its --client-ca, or expired)\n";
   }
 }
 
