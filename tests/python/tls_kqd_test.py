@@ -9,6 +9,8 @@ and in plaintext."""
 
 import hashlib
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -108,6 +110,21 @@ class TlsKqdTest(unittest.TestCase):
                 self.assertEqual(run.admission.cluster_queue, "cq")
             done = alice.get_workload("team-a", "py-launch").workload
             self.assertTrue(kq.is_finished(done))
+
+    @unittest.skipUnless(kqtest.LAUNCHER_EXAMPLE, "no KQ_LAUNCHER_EXAMPLE")
+    def test_example_launcher_over_mutual_tls(self):
+        done = subprocess.run(
+            kqtest.die_with_parent(
+                [sys.executable, kqtest.LAUNCHER_EXAMPLE, "--server",
+                 self.kqd.target, "--tls-ca", self.file("ca.crt"), "--cert",
+                 self.file("alice.crt"), "--key", self.file("alice.key"),
+                 "--queue", "q", "--namespace", "team-a", "--name",
+                 "py-example", "--request", "cpu=1", "--", "true"]),
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        with self.alice() as alice:
+            self.assertTrue(kq.is_finished(
+                alice.get_workload("team-a", "py-example").workload))
 
     def test_token_over_tls(self):
         with kq.Client(f"localhost:{self.kqd.port}", ca=self.file("ca.crt"),
