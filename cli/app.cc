@@ -1,17 +1,24 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "cli/command.h"
 #include "cli/commands/commands.h"
+#include "cli/commands/config.h"
 #include "cli/commands/list.h"
+#include "cli/kqconfig.h"
 #include "cli/suggest.h"
 
 namespace kq::cli {
@@ -38,6 +45,70 @@ bool ReadSource(const std::string& path, const Environment& env,
   return true;
 }
 
+// `kq config VERB` with a VERB config does not have: kubectl's message
+// with the nearest verbs, and true; false (nothing printed) when a verb
+// parsed or none was given.
+bool ReportUnknownConfigVerb(const CLI::App& config,
+                             const std::vector<std::string>& args,
+                             std::ostream& err) {
+  std::vector<std::string> verbs;
+  for (const CLI::App* verb :
+       config.get_subcommands([](const CLI::App*) { return true; })) {
+    if (verb->parsed()) return false;
+    verbs.push_back(verb->get_name());
+  }
+  auto word = std::find(args.begin(), args.end(), "config");
+  if (word != args.end()) ++word;
+  while (word != args.end() && word->starts_with("-")) ++word;
+  if (word == args.end()) return false;
+  err << "error: unknown command \"" << *word << "\" for \"kq config\"\n";
+  const std::vector<std::string> near = Suggestions(*word, verbs);
+  if (!near.empty()) {
+    err << "\nDid you mean this?\n";
+    for (const std::string& verb : near) err << "\t" << verb << "\n";
+    err << "\n";
+  }
+  err << "Run 'kq config --help' for usage.\n";
+  return true;
+}
+
+// What a failed connection says about TLS, as a hint after kubectl's
+// message: a plaintext client of a TLS kqd sees its socket closed; a TLS
+// client sees the handshake fail, or the certificate name another host; a
+// client certificate kqd does not trust closes the socket after the
+// client's side of a TLS 1.3 handshake succeeded.
+void PrintTlsHint(const client::ClientOptions& options,
+                  const absl::Status& status, std::ostream& err) {
+  const std::string message = absl::AsciiStrToLower(status.message());
+  if (options.tls_ca_file.empty()) {
+    if (absl::StrContains(message, "socket closed")) {
+      err << "hint: kqd may be serving TLS: give --tls-ca with the CA that "
+             "signed its certificate (or use a context that has one)\n";
+    }
+    return;
+  }
+  if (absl::StrContains(message, "peer name")) {
+    if (options.tls_server_name.empty()) {
+      err << "hint: kqd's certificate does not name the host of "
+          << options.target
+          << ": use a name it carries in --server, or --tls-server-name\n";
+    } else {
+      err << "hint: kqd's certificate does not name " << options.tls_server_name
+          << " (--tls-server-name)\n";
+    }
+  } else if (absl::StrContains(message, "handshake")) {
+    err << "hint: the TLS handshake failed: check that --tls-ca ("
+        << options.tls_ca_file
+        << ") signed kqd's certificate and that kqd serves TLS\n";
+  } else if (absl::StrContains(message, "socket closed") &&
+             !options.tls_cert_file.empty()) {
+    err << "hint: kqd closed the connection: it may not trust the client "
+           "certificate "
+        << options.tls_cert_file
+        << " (signed by another CA than its --client-ca, or expired)\n";
+  }
+}
+
 void AddNamespaceOption(CLI::App* command, std::string& ns) {
   command->add_option("-n,--namespace", ns,
                       "Namespace of namespaced objects (default \"default\")");
@@ -51,11 +122,40 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   app.require_subcommand(1);
   // Global flags may also follow the subcommand, as with kubectl.
   app.fallthrough();
-  std::string server = env.default_server;
-  CLI::Option* server_option =
-      app.add_option("--server", server,
-                     "host:port of kqd (default: $KQ_SERVER, else "
-                     "127.0.0.1:7070)");
+  // The connection: each flag beats $KQ_SERVER / $KQ_TOKEN and the
+  // context (cli/kqconfig.h, ResolveConnection).
+  struct GlobalFlag {
+    const char* name;
+    const char* help;
+    std::optional<std::string> ConnectionFlags::*field;
+    std::string value;
+    CLI::Option* option = nullptr;
+  };
+  GlobalFlag global_flags[] = {
+      {"--server",
+       "host:port of kqd (default: $KQ_SERVER, else the context's, else "
+       "127.0.0.1:7070)",
+       &ConnectionFlags::server},
+      {"--context",
+       "Context of the kq config file to use (default: its current-context)",
+       &ConnectionFlags::context},
+      {"--tls-ca", "PEM CA file that signed kqd's certificate; turns TLS on",
+       &ConnectionFlags::tls_ca},
+      {"--cert", "PEM client certificate file (mutual TLS, with --key)",
+       &ConnectionFlags::cert},
+      {"--key", "PEM private key file of --cert", &ConnectionFlags::key},
+      {"--token",
+       "Bearer token (a flag shows in ps: prefer --token-file or $KQ_TOKEN)",
+       &ConnectionFlags::token},
+      {"--token-file", "File holding a bearer token",
+       &ConnectionFlags::token_file},
+      {"--tls-server-name",
+       "Name kqd's certificate carries, if not the server's host",
+       &ConnectionFlags::tls_server_name},
+  };
+  for (GlobalFlag& flag : global_flags) {
+    flag.option = app.add_option(flag.name, flag.value, flag.help);
+  }
 
   std::string ns = "default";
 
@@ -264,8 +364,26 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   resume->add_option("name", resume_options.name, "Object name")->required();
   AddNamespaceOption(resume, ns);
 
+  ConfigOptions config_options;
+  CLI::App* config = AddConfigCommand(app, config_options);
+
+  // CLI11 reads "--flag=" as a flag without its value and takes the next
+  // argument instead; kq reads it as kubectl does, an empty value
+  // (`kq config set-context x --cert=` removes the certificate). Words
+  // after "--" are `kq run`'s command, left alone.
+  static const std::string kEmpty;
+  std::deque<std::string> flag_names;  // stable addresses
   std::vector<const char*> argv;
+  bool command_words = false;
   for (const std::string& arg : args) {
+    command_words = command_words || arg == "--";
+    if (!command_words && arg.size() > 3 && arg.starts_with("--") &&
+        arg.find('=') == arg.size() - 1) {
+      flag_names.push_back(arg.substr(0, arg.size() - 1));
+      argv.push_back(flag_names.back().c_str());
+      argv.push_back(kEmpty.c_str());
+      continue;
+    }
     argv.push_back(arg.c_str());
   }
   try {
@@ -276,6 +394,10 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
     // below says so.
     const bool run_extras =
         run->parsed() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+    if (e.get_exit_code() != 0 && config->parsed() &&
+        ReportUnknownConfigVerb(*config, args, *env.err)) {
+      return kExitUsage;
+    }
     if (e.get_exit_code() != 0 && !run_extras &&
         ReportUnknownCommandOrFlag(app, args, *env.err)) {
       return kExitUsage;
@@ -290,6 +412,21 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
 
   if (version->parsed()) {
     return RunVersion(*env.out);
+  }
+  ConnectionFlags connection_flags;
+  for (const GlobalFlag& flag : global_flags) {
+    if (flag.option->count() > 0) connection_flags.*(flag.field) = flag.value;
+  }
+  if (config->parsed()) {
+    FinishConfigOptions(*config, config_options);
+    // Contexts store the path of a token file, never a token.
+    if (connection_flags.token.has_value()) {
+      return ReportUsage(
+          absl::InvalidArgumentError("kq config stores no token: give "
+                                     "set-context --token-file=FILE"),
+          *env.err);
+    }
+    return RunConfig(config_options, env.config_path, *env.out, *env.err);
   }
   if (simulate->parsed()) {
     simulate_options.namespace_name = ns;
@@ -322,17 +459,37 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
       return RunSimulate(simulate_options, *env.out, *env.err);
     }
     if (!simulate_server.empty()) {
-      server = simulate_server;
+      connection_flags.server = simulate_server;
     }
   }
-  client::Client& client = env.connect(server);
+  absl::StatusOr<KqConfig> kq_config =
+      env.config_path.empty() ? KqConfig() : LoadKqConfig(env.config_path);
+  if (!kq_config.ok()) {
+    *env.err << "error: " << kq_config.status().message() << "\n";
+    return kExitError;
+  }
+  absl::StatusOr<Connection> connection =
+      ResolveConnection(connection_flags,
+                        {.server = env.env_server,
+                         .token = env.env_token,
+                         .default_server = env.default_server},
+                        *kq_config, env.config_path);
+  if (!connection.ok()) {
+    *env.err << "error: " << connection.status().message() << "\n";
+    return kExitError;
+  }
+  client::Client& client = env.connect(connection->options);
   if (absl::Status connected = client.Connect(env.connect_timeout);
       !connected.ok()) {
-    const ServerOrigin origin =
-        server_option->count() > 0 || !simulate_server.empty()
-            ? ServerOrigin::kFlag
-            : env.default_server_origin;
-    return ReportUnreachable(server, origin, connected, *env.err);
+    // Credentials that cannot be used are not a connection problem.
+    if (connected.code() != absl::StatusCode::kUnavailable &&
+        connected.code() != absl::StatusCode::kDeadlineExceeded) {
+      return ReportError(connected, *env.err);
+    }
+    ReportUnreachable(connection->options.target, connection->origin, connected,
+                      *env.err, connection->context);
+    PrintTlsHint(connection->options, connected, *env.err);
+    return kExitError;
   }
   CommandContext ctx{
       .client = client, .out = *env.out, .err = *env.err, .now = env.now};

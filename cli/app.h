@@ -19,14 +19,19 @@ namespace kq::cli {
 // The process around a `kq` run. Borrowed pointers; the caller keeps them
 // alive for the duration of RunCli.
 struct Environment {
-  // Returns the client for --server's value. Called at most once, and only
-  // by commands that talk to kqd.
-  std::function<client::Client&(const std::string& server)> connect;
-  // --server's default: $KQ_SERVER, else 127.0.0.1:7070 (main.cc decides).
+  // Returns the client for the connection the command line, the
+  // environment and the kq config file chose (ResolveConnection in
+  // cli/kqconfig.h): options.target and the credentials. Called at most
+  // once, and only by commands that talk to kqd.
+  std::function<client::Client&(const client::ClientOptions& options)> connect;
+  // The server when neither --server, $KQ_SERVER nor a context names one.
   std::string default_server = "127.0.0.1:7070";
-  // Which of the two default_server is, for the message when kqd cannot be
-  // reached.
-  ServerOrigin default_server_origin = ServerOrigin::kDefault;
+  // $KQ_SERVER and $KQ_TOKEN; empty: unset (main.cc reads them).
+  std::string env_server;
+  std::string env_token;
+  // The kq config file (contexts): $KQCONFIG, else ~/.kq/config (main.cc
+  // decides); empty: none, so no contexts.
+  std::string config_path;
   // How long a command waits for a connection to kqd before it gives up
   // with that message (a closed port fails at once). Only the connection:
   // the calls keep their own deadlines (`kq run`, `watch` and `apply` take

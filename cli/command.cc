@@ -16,7 +16,8 @@ int ReportError(const absl::Status& status, std::ostream& err) {
 }
 
 int ReportUnreachable(const std::string& server, ServerOrigin origin,
-                      const absl::Status& status, std::ostream& err) {
+                      const absl::Status& status, std::ostream& err,
+                      const std::string& context) {
   // gRPC words it "... Failed to connect to remote host: Connection
   // refused" (strerror(ECONNREFUSED)).
   if (absl::StrContains(absl::AsciiStrToLower(status.message()),
@@ -28,7 +29,7 @@ int ReportUnreachable(const std::string& server, ServerOrigin origin,
     // reason names the address itself.
     err << "Unable to connect to the server: " << status.message() << "\n";
   }
-  err << "(kq reads --server or KQ_SERVER; ";
+  err << "(kq reads --server, KQ_SERVER or the kq context's server; ";
   switch (origin) {
     case ServerOrigin::kFlag:
       err << "this address came from --server";
@@ -36,8 +37,12 @@ int ReportUnreachable(const std::string& server, ServerOrigin origin,
     case ServerOrigin::kEnvironment:
       err << "this address came from KQ_SERVER";
       break;
+    case ServerOrigin::kContext:
+      err << "this address came from context \"" << context
+          << "\" (kq config get-contexts)";
+      break;
     case ServerOrigin::kDefault:
-      err << "neither is set, so kq tried its default, " << server;
+      err << "none is set, so kq tried its default, " << server;
       break;
   }
   err << ")\n";

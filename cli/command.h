@@ -44,19 +44,24 @@ enum class ServerOrigin {
   kFlag,
   // $KQ_SERVER.
   kEnvironment,
+  // The server of a context of the kq config file (--context's, or the
+  // current context).
+  kContext,
   // Neither: kq's built-in default.
   kDefault,
 };
 
 // Prints kubectl's message for a kqd that cannot be reached at `server`
 // (`status`, from Client::Connect, tells a refused connection from others)
-// and the ways kq picks its server, naming the one `origin` says was used,
-// e.g.
+// and the ways kq picks its server, naming the one `origin` says was used
+// (for kContext, the context `context`), e.g.
 //   The connection to the server 127.0.0.1:7070 was refused - did you
-//   specify the right host or port? (kq reads --server or KQ_SERVER; ...)
+//   specify the right host or port?
+//   (kq reads --server, KQ_SERVER or the kq context's server; ...)
 // Returns kExitError.
 int ReportUnreachable(const std::string& server, ServerOrigin origin,
-                      const absl::Status& status, std::ostream& err);
+                      const absl::Status& status, std::ostream& err,
+                      const std::string& context = "");
 
 // Prints `error: <message>` to `err` and returns kExitUsage.
 int ReportUsage(const absl::Status& status, std::ostream& err);

@@ -1,5 +1,8 @@
 // kq: the command-line client of kqd. Builds the real Environment (stdio,
-// the wall clock, a gRPC client, $KQ_SERVER) and hands over to RunCli.
+// the wall clock, a gRPC client, $KQ_SERVER, $KQ_TOKEN and the kq config
+// file's path) and hands over to RunCli.
+
+#include <stdlib.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -9,23 +12,32 @@
 
 #include "absl/time/clock.h"
 #include "cli/app.h"
+#include "cli/kqconfig.h"
 
 #include "base/binary.h"
 #include "kq/client/client.h"
 
 int main(int argc, char** argv) {
   kq::InitBinary();
+  // gRPC logs failed TLS handshakes and the like to stderr; kq reports each
+  // call's status itself. GRPC_VERBOSITY, when set, still decides.
+  setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   std::unique_ptr<kq::client::Client> client;
   kq::cli::Environment env;
-  env.connect = [&client](const std::string& server) -> kq::client::Client& {
-    client = kq::client::NewGrpcClient({.target = server});
+  env.connect =
+      [&client](
+          const kq::client::ClientOptions& options) -> kq::client::Client& {
+    client = kq::client::NewGrpcClient(options);
     return *client;
   };
-  if (const char* server = std::getenv("KQ_SERVER");
-      server != nullptr && *server != '\0') {
-    env.default_server = server;
-    env.default_server_origin = kq::cli::ServerOrigin::kEnvironment;
+  if (const char* server = std::getenv("KQ_SERVER"); server != nullptr) {
+    env.env_server = server;
   }
+  if (const char* token = std::getenv("KQ_TOKEN"); token != nullptr) {
+    env.env_token = token;
+  }
+  env.config_path =
+      kq::cli::KqConfigPath(std::getenv("KQCONFIG"), std::getenv("HOME"));
   env.in = &std::cin;
   env.out = &std::cout;
   env.err = &std::cerr;

@@ -30,6 +30,12 @@ namespace {
 
 struct Flags {
   std::string kqd = "127.0.0.1:7070";
+  // The shim's credentials at kqd (security contract, issue 30).
+  std::string kq_tls_ca;
+  std::string kq_cert;
+  std::string kq_key;
+  std::string kq_token_file;
+  std::string kq_tls_server_name;
   std::string kubeconfig;
   std::string context;
   std::string namespace_name;
@@ -91,7 +97,33 @@ int Run(const Flags& flags) {
     return 2;
   }
 
-  // 2. The Kubernetes API server: --kubeconfig, else in-cluster.
+  // 2. kqd, first: its credentials are checked before anything starts.
+  // Retries stay short so that a stop is not held up by a kqd that
+  // is down; the controller retries with its own backoff.
+  kq::client::ClientOptions kq_options;
+  kq_options.target = flags.kqd;
+  kq_options.deadline = absl::Seconds(15);
+  kq_options.retry_budget = absl::Seconds(10);
+  kq_options.tls_ca_file = flags.kq_tls_ca;
+  kq_options.tls_cert_file = flags.kq_cert;
+  kq_options.tls_key_file = flags.kq_key;
+  kq_options.tls_server_name = flags.kq_tls_server_name;
+  // A Kubernetes service-account token (a projected volume) is re-read
+  // every minute, so its rotation needs no restart.
+  kq_options.token_file = flags.kq_token_file;
+  std::unique_ptr<kq::client::Client> kq =
+      kq::client::NewGrpcClient(kq_options);
+  // Credentials that cannot be used (a file missing, a token for a
+  // plaintext kqd elsewhere) are a configuration error, told at once; an
+  // unreachable kqd is not: the controllers wait for it.
+  if (absl::Status usable = kq->Connect(absl::ZeroDuration());
+      usable.code() == absl::StatusCode::kInvalidArgument) {
+    std::fprintf(stderr, "kq-k8s-shim: kqd credentials: %s\n",
+                 std::string(usable.message()).c_str());
+    return 2;
+  }
+
+  // 3. The Kubernetes API server: --kubeconfig, else in-cluster.
   absl::StatusOr<kq::shim::kube::Config> config =
       flags.kubeconfig.empty()
           ? kq::shim::kube::LoadInClusterConfig()
@@ -108,15 +140,6 @@ int Run(const Flags& flags) {
                  kube.status().ToString().c_str());
     return 1;
   }
-
-  // 3. kqd. Retries stay short so that a stop is not held up by a kqd that
-  // is down; the controller retries with its own backoff.
-  kq::client::ClientOptions kq_options;
-  kq_options.target = flags.kqd;
-  kq_options.deadline = absl::Seconds(15);
-  kq_options.retry_budget = absl::Seconds(10);
-  std::unique_ptr<kq::client::Client> kq =
-      kq::client::NewGrpcClient(kq_options);
 
   // 4. The Job controller.
   kq::shim::jobs::JobControllerOptions options;
@@ -228,6 +251,19 @@ int main(int argc, char** argv) {
       "kq-k8s-shim: Kueue's batch/v1 Job integration, admissions by kqd"};
   app.add_option("--kqd", flags.kqd, "kqd's gRPC address (host:port)")
       ->capture_default_str();
+  app.add_option("--kq-tls-ca", flags.kq_tls_ca,
+                 "PEM CA file that signed kqd's certificate; turns TLS to kqd "
+                 "on");
+  app.add_option("--kq-cert", flags.kq_cert,
+                 "PEM client certificate for kqd (mutual TLS, with "
+                 "--kq-key)");
+  app.add_option("--kq-key", flags.kq_key, "PEM private key of --kq-cert");
+  app.add_option("--kq-token-file", flags.kq_token_file,
+                 "bearer token file for kqd, re-read every minute (e.g. a "
+                 "service-account token); over TLS unless kqd is on "
+                 "loopback");
+  app.add_option("--kq-tls-server-name", flags.kq_tls_server_name,
+                 "name kqd's certificate carries, if not the host of --kqd");
   app.add_option("--kubeconfig", flags.kubeconfig,
                  "kubeconfig file; empty: in-cluster configuration");
   app.add_option("--context", flags.context,

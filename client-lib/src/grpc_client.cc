@@ -3,6 +3,10 @@
 // per-call deadline; grpc::Status becomes absl::Status in FromGrpcStatus.
 // Idempotent calls are retried on UNAVAILABLE (Backoff); calls that change
 // state are not, since a lost answer does not mean the change was not made.
+// Every call, whatever its path (Unary, the async submission, a watch
+// stream, Connect's probe), gets its ClientContext from Authenticate, which
+// adds the bearer token and impersonation metadata, or refuses the call
+// when the credential options cannot be used.
 
 #include <algorithm>
 #include <chrono>
@@ -33,6 +37,7 @@
 #include "kq/v1/admin_service.grpc.pb.h"
 #include "kq/v1/queue_service.grpc.pb.h"
 
+#include "client-lib/src/credentials.h"
 #include "kq/client/client.h"
 #include "proto/util/config_object.h"
 
@@ -50,24 +55,6 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
-// Runs one unary call `method(context, request, response)` with `deadline`
-// and returns the response or the call's status (CANCELLED once `cancel`
-// is requested).
-template <typename Response, typename Request, typename Method>
-absl::StatusOr<Response> Unary(absl::Duration deadline, const Request& request,
-                               Method method,
-                               const std::stop_token& cancel = {}) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-  std::stop_callback on_cancel(cancel, [&context] { context.TryCancel(); });
-  Response response;
-  absl::Status status = FromGrpcStatus(method(&context, request, &response));
-  if (!status.ok()) {
-    return status;
-  }
-  return response;
-}
-
 int ToMillis(absl::Duration d) {
   return static_cast<int>(
       std::clamp<int64_t>(absl::ToInt64Milliseconds(d), 1, INT32_MAX));
@@ -80,6 +67,10 @@ google::protobuf::Duration ToProtoDuration(absl::Duration d) {
   out.set_nanos(static_cast<int32_t>(nanos % 1000000000));
   return out;
 }
+
+// A LocalQueue name no LocalQueue has (names are DNS labels, without
+// dots): listing its workloads answers with none, and the revision.
+constexpr char kNoSuchLocalQueue[] = "kq.revision-pin";
 
 absl::Status WatchCancelled() {
   return absl::CancelledError("watch cancelled");
@@ -176,13 +167,40 @@ class GrpcClient : public Client {
  public:
   explicit GrpcClient(const ClientOptions& options)
       : options_(options),
-        channel_(grpc::CreateCustomChannel(options.target,
-                                           grpc::InsecureChannelCredentials(),
-                                           ChannelArgs(options))),
-        admin_(v1::AdminService::NewStub(channel_)),
-        queue_(v1::QueueService::NewStub(channel_)) {}
+        setup_(internal::ValidateCredentialOptions(options)) {
+    std::shared_ptr<grpc::ChannelCredentials> credentials =
+        grpc::InsecureChannelCredentials();
+    if (setup_.ok() && !options.tls_ca_file.empty()) {
+      absl::StatusOr<internal::TlsFiles> files =
+          internal::ReadTlsFiles(options);
+      if (files.ok()) {
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = std::move(files->ca);
+        ssl.pem_cert_chain = std::move(files->cert);
+        ssl.pem_private_key = std::move(files->key);
+        credentials = grpc::SslCredentials(ssl);
+      } else {
+        setup_ = files.status();
+      }
+    }
+    if (setup_.ok() && !options.token_file.empty()) {
+      token_file_ = std::make_unique<internal::TokenFile>(options.token_file);
+    }
+    // With setup_ failed the channel is never used (Authenticate refuses
+    // every call first), but the stubs need one.
+    channel_ = grpc::CreateCustomChannel(options.target, credentials,
+                                         ChannelArgs(options));
+    admin_ = v1::AdminService::NewStub(channel_);
+    queue_ = v1::QueueService::NewStub(channel_);
+  }
 
   absl::Status Connect(absl::Duration timeout) override {
+    // Credentials first: a file that cannot be read is the answer, before
+    // any connection attempt.
+    grpc::ClientContext probe;
+    if (absl::Status usable = Authenticate(&probe); !usable.ok()) {
+      return usable;
+    }
     const absl::Time deadline = absl::Now() + timeout;
     grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
     while (state != GRPC_CHANNEL_READY) {
@@ -358,6 +376,10 @@ class GrpcClient : public Client {
       SubmitDone done;
     };
     auto call = std::make_unique<Call>();
+    if (absl::Status usable = Authenticate(&call->context); !usable.ok()) {
+      done(usable);
+      return;
+    }
     call->context.set_deadline(
         absl::ToChronoTime(absl::Now() + options_.deadline));
     call->request = std::move(request);
@@ -584,18 +606,10 @@ class GrpcClient : public Client {
     } else {
       // "From now on" must mean the same revision on every reconnect, so
       // pin it with a cheap read that reports the current revision.
-      v1::ListObjectsRequest pin;
-      pin.set_kind("ResourceFlavor");
-      absl::StatusOr<v1::ListObjectsResponse> listed =
-          Retried<v1::ListObjectsResponse>(
-              pin,
-              [this](auto* context, auto& req, auto* resp) {
-                return admin_->ListObjects(context, req, resp);
-              },
-              std::nullopt, cancel);
+      absl::StatusOr<int64_t> pinned = PinRevision(request, cancel);
       if (cancel.stop_requested()) return WatchCancelled();
-      if (!listed.ok()) return listed.status();
-      from = listed->revision();
+      if (!pinned.ok()) return pinned.status();
+      from = *pinned;
     }
     // The last revision delivered and the objects delivered at it: a
     // stream can break between two events of one revision, and the next
@@ -657,7 +671,56 @@ class GrpcClient : public Client {
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
                 ToMillis(std::max(options.retry_max_backoff,
                                   options.retry_initial_backoff)));
+    if (!options.tls_server_name.empty()) {
+      args.SetSslTargetNameOverride(options.tls_server_name);
+    }
     return args;
+  }
+
+  // Prepares `context` for a call: the bearer token (`authorization: Bearer
+  // <token>`) and the impersonation metadata. The credential options' error
+  // (setup_, or a token file never read) refuses the call before anything
+  // is sent.
+  absl::Status Authenticate(grpc::ClientContext* context) {
+    if (!setup_.ok()) return setup_;
+    const std::string* token = &options_.token;
+    absl::StatusOr<std::string> from_file;
+    if (token_file_ != nullptr) {
+      from_file = token_file_->Get();
+      if (!from_file.ok()) return from_file.status();
+      token = &*from_file;
+    }
+    if (!token->empty()) {
+      context->AddMetadata("authorization", absl::StrCat("Bearer ", *token));
+    }
+    if (!options_.impersonate_user.empty()) {
+      context->AddMetadata("impersonate-user", options_.impersonate_user);
+      for (const std::string& group : options_.impersonate_groups) {
+        context->AddMetadata("impersonate-group", group);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Runs one unary call `method(context, request, response)` with
+  // `deadline` and returns the response or the call's status (CANCELLED
+  // once `cancel` is requested).
+  template <typename Response, typename Request, typename Method>
+  absl::StatusOr<Response> Unary(absl::Duration deadline,
+                                 const Request& request, Method method,
+                                 const std::stop_token& cancel = {}) {
+    grpc::ClientContext context;
+    if (absl::Status usable = Authenticate(&context); !usable.ok()) {
+      return usable;
+    }
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    std::stop_callback on_cancel(cancel, [&context] { context.TryCancel(); });
+    Response response;
+    absl::Status status = FromGrpcStatus(method(&context, request, &response));
+    if (!status.ok()) {
+      return status;
+    }
+    return response;
   }
 
   // The reason gRPC gives for a channel in TRANSIENT_FAILURE. The channel
@@ -667,6 +730,9 @@ class GrpcClient : public Client {
   // server means the connection is there.
   absl::Status WhyUnreachable(absl::Time deadline) {
     grpc::ClientContext context;
+    // Connect checked the credentials; a kqd that requires them would
+    // answer UNAUTHENTICATED, which is an answer all the same.
+    Authenticate(&context).IgnoreError();
     context.set_wait_for_ready(false);
     context.set_deadline(absl::ToChronoTime(
         std::max(deadline, absl::Now() + absl::Milliseconds(100))));
@@ -691,6 +757,8 @@ class GrpcClient : public Client {
   template <typename Response, typename Request, typename Method>
   absl::StatusOr<Response> Once(absl::Duration deadline, const Request& request,
                                 Method method) {
+    // Unusable credentials: not even a connection attempt.
+    if (!setup_.ok()) return setup_;
     if (channel_->GetState(/*try_to_connect=*/true) ==
         GRPC_CHANNEL_TRANSIENT_FAILURE) {
       const absl::Duration wait =
@@ -754,6 +822,55 @@ class GrpcClient : public Client {
     }
   }
 
+  // The current revision, from a read the watcher is likely allowed to
+  // make: ResourceFlavors (the cheapest), else, for a caller kqd's RBAC
+  // confines to a namespace (kueue-batch-user-role), the workloads of the
+  // watch's namespace in a LocalQueue that cannot exist (a dot is not
+  // allowed in its name: an empty answer), else its LocalQueues. Each read
+  // is retried on UNAVAILABLE; the next one is tried on PERMISSION_DENIED.
+  absl::StatusOr<int64_t> PinRevision(const v1::WatchRequest& request,
+                                      const std::stop_token& cancel) {
+    v1::ListObjectsRequest flavors;
+    flavors.set_kind("ResourceFlavor");
+    absl::StatusOr<v1::ListObjectsResponse> listed =
+        Retried<v1::ListObjectsResponse>(
+            flavors,
+            [this](auto* context, auto& req, auto* resp) {
+              return admin_->ListObjects(context, req, resp);
+            },
+            std::nullopt, cancel);
+    if (listed.ok()) return listed->revision();
+    if (listed.status().code() != absl::StatusCode::kPermissionDenied) {
+      return listed.status();
+    }
+    v1::ListWorkloadsRequest none;
+    none.set_namespace_(request.namespace_());
+    none.set_queue_name(kNoSuchLocalQueue);
+    absl::StatusOr<v1::ListWorkloadsResponse> workloads =
+        Retried<v1::ListWorkloadsResponse>(
+            none,
+            [this](auto* context, auto& req, auto* resp) {
+              return queue_->ListWorkloads(context, req, resp);
+            },
+            std::nullopt, cancel);
+    if (workloads.ok()) return workloads->revision();
+    if (workloads.status().code() != absl::StatusCode::kPermissionDenied ||
+        request.namespace_().empty()) {
+      return workloads.status();
+    }
+    v1::ListObjectsRequest local_queues;
+    local_queues.set_kind("LocalQueue");
+    local_queues.set_namespace_(request.namespace_());
+    listed = Retried<v1::ListObjectsResponse>(
+        local_queues,
+        [this](auto* context, auto& req, auto* resp) {
+          return admin_->ListObjects(context, req, resp);
+        },
+        std::nullopt, cancel);
+    if (listed.ok()) return listed->revision();
+    return listed.status();
+  }
+
   // One Watch stream until it fails, `cancel` is requested (the stream is
   // cancelled; its status is then CANCELLED) or `on_event` returns false
   // (then `*stopped` is set and the stream cancelled).
@@ -763,6 +880,9 @@ class GrpcClient : public Client {
       const std::stop_token& cancel, bool* stopped) {
     // No deadline: a watch is meant to stay open until the caller stops it.
     grpc::ClientContext context;
+    if (absl::Status usable = Authenticate(&context); !usable.ok()) {
+      return usable;
+    }
     // Ends a Read() that waits for kqd's next event. Declared after
     // `context` so that it is gone (and no longer running) before it is.
     std::stop_callback on_cancel(cancel, [&context] { context.TryCancel(); });
@@ -790,6 +910,11 @@ class GrpcClient : public Client {
   }
 
   const ClientOptions options_;
+  // OK, or why the credential options cannot be used: every call fails
+  // with it.
+  absl::Status setup_;
+  // options_.token_file's token; null without one.
+  std::unique_ptr<internal::TokenFile> token_file_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AdminService::Stub> admin_;
   std::unique_ptr<v1::QueueService::Stub> queue_;

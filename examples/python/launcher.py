@@ -58,6 +58,13 @@ def parse_args(argv):
                         default=os.environ.get("KQ_SERVER", "127.0.0.1:7070"),
                         help="kqd's host:port (default $KQ_SERVER or "
                         "127.0.0.1:7070)")
+    parser.add_argument("--tls-ca", default=None,
+                        help="CA file that signed kqd's certificate (TLS)")
+    parser.add_argument("--cert", default=None,
+                        help="client certificate file (mutual TLS)")
+    parser.add_argument("--key", default=None, help="key file of --cert")
+    parser.add_argument("--token-file", default=None,
+                        help="bearer token file (default: $KQ_TOKEN)")
     parser.add_argument("--queue", required=True, help="LocalQueue name")
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--name", default="",
@@ -167,7 +174,10 @@ def raise_interrupt(signum, frame):
 def main(argv):
     args, command = parse_args(argv)
     signal.signal(signal.SIGTERM, raise_interrupt)
-    client = kq.Client(args.server)
+    token = os.environ.get("KQ_TOKEN") or None
+    client = kq.Client(args.server, ca=args.tls_ca, cert=args.cert,
+                       key=args.key, token_file=args.token_file,
+                       token=None if args.token_file else token)
     wl = kq.workload(args.name, args.namespace, args.queue, args.requests,
                      count=args.count, priority_class=args.priority_class)
     launch = kq.Launch(client, wl, runner_id=args.runner_id, lease=args.lease,

@@ -40,8 +40,9 @@ using ::testing::IsEmpty;
 class AppTest : public testing::KqdFixture {
  protected:
   AppTest() {
-    env_.connect = [this](const std::string& server) -> client::Client& {
-      servers_.push_back(server);
+    env_.connect =
+        [this](const client::ClientOptions& options) -> client::Client& {
+      servers_.push_back(options.target);
       return client();
     };
     env_.default_server = "127.0.0.1:7070";
@@ -545,9 +546,10 @@ int ClosedPort() {
 class AppConnectTest : public AppTest {
  protected:
   AppConnectTest() {
-    env_.connect = [this](const std::string& server) -> client::Client& {
-      servers_.push_back(server);
-      real_ = client::NewGrpcClient({.target = server});
+    env_.connect =
+        [this](const client::ClientOptions& options) -> client::Client& {
+      servers_.push_back(options.target);
+      real_ = client::NewGrpcClient(options);
       return *real_;
     };
   }
@@ -563,37 +565,41 @@ TEST_F(AppConnectTest, ClosedPortFailsAtOnceWithKubectlsHint) {
   struct Case {
     std::string name;
     std::vector<std::string> args;
-    ServerOrigin default_origin;
+    std::string env_server;
     std::string want_hint;
   } cases[] = {
       {.name = "flag",
        .args = {"--server", server, "get", "cq"},
-       .default_origin = ServerOrigin::kDefault,
-       .want_hint = "(kq reads --server or KQ_SERVER; this address came from "
-                    "--server)\n"},
+       .want_hint =
+           "(kq reads --server, KQ_SERVER or the kq context's server; this "
+           "address came from "
+           "--server)\n"},
       {.name = "environment",
        .args = {"get", "cq"},
-       .default_origin = ServerOrigin::kEnvironment,
-       .want_hint = "(kq reads --server or KQ_SERVER; this address came from "
-                    "KQ_SERVER)\n"},
+       .env_server = server,
+       .want_hint =
+           "(kq reads --server, KQ_SERVER or the kq context's server; this "
+           "address came from "
+           "KQ_SERVER)\n"},
       {.name = "default",
        .args = {"describe", "cq", "x"},
-       .default_origin = ServerOrigin::kDefault,
-       .want_hint = absl::StrCat("(kq reads --server or KQ_SERVER; neither is "
-                                 "set, so kq tried its default, ",
+       .want_hint = absl::StrCat("(kq reads --server, KQ_SERVER or the kq "
+                                 "context's server; none is set, so kq "
+                                 "tried its default, ",
                                  server, ")\n")},
       {.name = "simulate_server",
        .args = {"simulate", absl::StrCat("--server=", server), "--queue", "q",
                 "--request", "cpu=1"},
-       .default_origin = ServerOrigin::kDefault,
-       .want_hint = "(kq reads --server or KQ_SERVER; this address came from "
-                    "--server)\n"},
+       .want_hint =
+           "(kq reads --server, KQ_SERVER or the kq context's server; this "
+           "address came from "
+           "--server)\n"},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
     Clear();
     env_.default_server = server;
-    env_.default_server_origin = tc.default_origin;
+    env_.env_server = tc.env_server;
     const absl::Time start = absl::Now();
     EXPECT_EQ(Run(tc.args), kExitError);
     // At once in fact; 5 s so that a loaded machine cannot make it flake.
@@ -625,7 +631,8 @@ TEST_F(AppConnectTest, SilentServerFailsAfterTheConnectTimeout) {
   EXPECT_EQ(
       err_.str(),
       absl::StrCat("Unable to connect to the server: no connection to ", server,
-                   " within 1s\n(kq reads --server or KQ_SERVER; this "
+                   " within 1s\n(kq reads --server, KQ_SERVER or the kq "
+                   "context's server; this "
                    "address came from --server)\n"));
 }
 

@@ -194,7 +194,7 @@ spec:
 class ListTest : public testing::KqdFixture {
  protected:
   ListTest() {
-    env_.connect = [this](const std::string&) -> client::Client& {
+    env_.connect = [this](const client::ClientOptions&) -> client::Client& {
       return client();
     };
     env_.out = &out_;
@@ -804,7 +804,9 @@ TEST_F(ListTest, KqdWithoutPendingWorkloadsLeavesPositionsEmpty) {
   };
   Seed();
   OldKqd old(kqd());
-  env_.connect = [&](const std::string&) -> client::Client& { return old; };
+  env_.connect = [&](const client::ClientOptions&) -> client::Client& {
+    return old;
+  };
   EXPECT_EQ(List({"wl", "-n", "team-data"}), kExitOk);
   EXPECT_EQ(out_.str(),
             "NAME     JOB TYPE   JOB NAME   LOCALQUEUE   CLUSTERQUEUE        "
@@ -842,8 +844,8 @@ TEST_F(ListTest, UsageErrors) {
 
 TEST_F(ListTest, GlobalServerFlagFollowsTheKind) {
   std::string server;
-  env_.connect = [&](const std::string& s) -> client::Client& {
-    server = s;
+  env_.connect = [&](const client::ClientOptions& options) -> client::Client& {
+    server = options.target;
     return client();
   };
   EXPECT_EQ(List({"cq", "--server", "kqd.example:7070"}), kExitOk)
@@ -855,7 +857,7 @@ TEST_F(ListTest, KqdDownIsAServerError) {
   // A client that gives up soon, instead of retrying the read for a minute.
   std::unique_ptr<client::Client> impatient = kqd_->NewClient(
       {.deadline = absl::Seconds(10), .retry_budget = absl::Milliseconds(200)});
-  env_.connect = [&](const std::string&) -> client::Client& {
+  env_.connect = [&](const client::ClientOptions&) -> client::Client& {
     return *impatient;
   };
   kqd_->Stop();

@@ -14,6 +14,8 @@ if [ -n "${KQ_E2E_TRACE:-}" ]; then set -x; fi
 BIN=$1
 KQ="$BIN/kq"
 WORK=$(mktemp -d)
+# kq reads no contexts file but its own (~/.kq/config would lend its credentials).
+export KQCONFIG="$WORK/kqconfig"
 KQD_PID=""
 RUN_PID=""
 cleanup() {
@@ -54,7 +56,7 @@ for origin in KQ_SERVER --server; do
   [ "$code" -eq 1 ] || fail "$origin: exit code $code, want 1" "$WORK/err"
   [ "$took" -lt 5000 ] || fail "$origin: took $took ms" "$WORK/err"
   grep -qxF "$refused" "$WORK/err" || fail "$origin: no kubectl hint" "$WORK/err"
-  grep -qF "(kq reads --server or KQ_SERVER; this address came from $origin)" "$WORK/err" ||
+  grep -qF "(kq reads --server, KQ_SERVER or the kq context's server; this address came from $origin)" "$WORK/err" ||
     fail "$origin: the hint does not name $origin" "$WORK/err"
 done
 

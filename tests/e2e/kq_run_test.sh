@@ -14,6 +14,8 @@ set -euo pipefail
 if [ -n "${KQ_E2E_TRACE:-}" ]; then set -x; fi
 BIN=$1
 WORK=$(mktemp -d)
+# kq reads no contexts file but its own (~/.kq/config would lend its credentials).
+export KQCONFIG="$WORK/kqconfig"
 KQD_PID=""
 BACKGROUND=()
 cleanup() {

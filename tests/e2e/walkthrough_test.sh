@@ -8,6 +8,8 @@ BIN=$1
 EXAMPLES=$2
 KUEUE_EXAMPLES=${3:-}
 WORK=$(mktemp -d)
+# kq reads no contexts file but its own (~/.kq/config would lend its credentials).
+export KQCONFIG="$WORK/kqconfig"
 KQD_PID=""
 cleanup() {
   if [ -n "$KQD_PID" ]; then kill -TERM "$KQD_PID" 2>/dev/null || true; wait "$KQD_PID" 2>/dev/null || true; fi

@@ -29,6 +29,19 @@ LAUNCHER_EXAMPLE = os.environ.get("KQ_LAUNCHER_EXAMPLE", "")
 DEADLINE = 20.0
 
 
+MAKE_TEST_PKI = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             "..", "testing", "make_test_pki.sh")
+
+
+def make_pki(directory):
+    """The test CA and certificates of tests/testing/make_test_pki.sh in
+    `directory` (ca.crt, server.crt, alice.crt, ... with their keys);
+    returns `directory`."""
+    subprocess.run(["bash", MAKE_TEST_PKI, directory], check=True,
+                   capture_output=True)
+    return directory
+
+
 def eventually(predicate, timeout=DEADLINE, interval=0.05):
     """Polls until predicate() returns something truthy; returns it, or
     None after `timeout` seconds."""
@@ -44,9 +57,15 @@ class Kqd:
     """One kqd on 127.0.0.1 with its own data directory, which survives
     restarts."""
 
-    def __init__(self, eviction_grace="5s"):
+    def __init__(self, eviction_grace="5s", extra_args=(),
+                 client_kwargs=None):
+        """`extra_args` go on kqd's command line (--tls-cert=..., ...);
+        `client_kwargs` are the kq.Client credentials the readiness check
+        uses (with --authz-file, one that may list ClusterQueues)."""
         self.dir = tempfile.mkdtemp(prefix="kq-py-")
         self.eviction_grace = eviction_grace
+        self.extra_args = list(extra_args)
+        self.client_kwargs = dict(client_kwargs or {})
         self.proc = None
         self.port = 0
         self._log = None
@@ -67,7 +86,7 @@ class Kqd:
                 [KQD, f"--listen=127.0.0.1:{port}", f"--port-file={port_file}",
                  f"--data-dir={self.dir}", "--http-listen=127.0.0.1:0",
                  f"--eviction-grace={self.eviction_grace}",
-                 "--log-level=warn"]),
+                 "--log-level=warn", *self.extra_args]),
             stdout=self._log, stderr=subprocess.STDOUT)
 
         def chosen_port():
@@ -85,7 +104,7 @@ class Kqd:
             if not self.port:
                 raise RuntimeError(f"kqd did not serve: {self.log_text()}")
             with kq.Client(self.target, timeout=5.0,
-                           retry_budget=DEADLINE) as c:
+                           retry_budget=DEADLINE, **self.client_kwargs) as c:
                 c.list_objects("ClusterQueue")
         except BaseException:
             self.kill()

@@ -14,8 +14,8 @@ the messages are those of kq/v1/*.proto, importable as kq.v1.<file>_pb2
 
 from kq.client import (Client, KqError, WatchProgress, WatchStream,
                        cluster_queue, condition, config_object, is_admitted,
-                       is_finished, local_queue, priority_class,
-                       resource_flavor, workload)
+                       is_finished, is_loopback_target, local_queue,
+                       priority_class, resource_flavor, workload)
 from kq.launcher import Launch, NotAdmitted, Stopped
 from kq.v1 import admin_service_pb2, objects_pb2, queue_service_pb2
 from kq.v1 import workload_pb2
@@ -34,6 +34,7 @@ __all__ = [
     "config_object",
     "is_admitted",
     "is_finished",
+    "is_loopback_target",
     "local_queue",
     "objects_pb2",
     "priority_class",

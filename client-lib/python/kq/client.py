@@ -19,10 +19,20 @@ at once, since kqd may have applied them before the connection broke.
 
 A Client is thread-safe: a launcher's heartbeat thread and its main thread
 share one.
+
+Security (kq's issue 30): `ca` turns TLS on and verifies kqd's certificate,
+`cert` and `key` add a client certificate (mutual TLS), `token` or
+`token_file` send `authorization: Bearer <token>` with every call, and
+`impersonate_user` / `impersonate_groups` act for another identity:
+
+    client = kq.Client("kqd.example.com:7070", ca="ca.crt",
+                       cert="alice.crt", key="alice.key")
 """
 
 import collections
 import concurrent.futures
+import ipaddress
+import os
 import random
 import threading
 import time
@@ -47,6 +57,7 @@ __all__ = [
     "config_object",
     "is_admitted",
     "is_finished",
+    "is_loopback_target",
     "local_queue",
     "priority_class",
     "resource_flavor",
@@ -88,6 +99,175 @@ def _duration(seconds):
 def _template_form(as_json):
     return (workload_pb2.TEMPLATE_FORM_JSON if as_json
             else workload_pb2.TEMPLATE_FORM_STRUCT)
+
+
+# ---- Credentials ------------------------------------------------------------
+
+
+def _invalid(message):
+    return KqError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def _loopback_host(host):
+    name = host.lower().rstrip(".")
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def _host_of(address):
+    if address.startswith("["):
+        return address[1:].split("]", 1)[0]
+    if address.count(":") > 1:  # a bare IPv6 address, no port
+        return address
+    return address.split(":", 1)[0]
+
+
+def is_loopback_target(target):
+    """Whether every address the gRPC `target` names is on this machine:
+    127.0.0.0/8, ::1, localhost or a Unix socket (the only places a bearer
+    token may go without TLS). "host:port", "[::1]:port", "dns:///host:port",
+    "ipv4:a:p,b:p", "ipv6:[::1]:p" and "unix:PATH" are understood; any other
+    host name is not loopback, whatever it resolves to."""
+    if target.startswith(("unix:", "unix-abstract:")):
+        return True
+    for scheme in ("ipv4:", "ipv6:"):
+        if target.startswith(scheme):
+            addresses = target[len(scheme):].split(",")
+            return bool(target[len(scheme):]) and all(
+                _loopback_host(_host_of(a)) for a in addresses)
+    if target.startswith("dns:"):
+        target = target[len("dns:"):]
+        if target.startswith("//"):
+            slash = target.find("/", 2)
+            if slash < 0:
+                return False
+            target = target[slash + 1:]
+    elif "://" in target:
+        return False
+    return _loopback_host(_host_of(target))
+
+
+def _read_file(what, path):
+    """The bytes of a credential file; KqError INVALID_ARGUMENT naming it
+    when it cannot be read or is empty."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise _invalid(f'cannot read the {what} file "{os.fsdecode(path)}": '
+                       f"{e.strerror}") from None
+    if not data.strip():
+        raise _invalid(f'the {what} file "{os.fsdecode(path)}" is empty')
+    return data
+
+
+def _read_pem(what, source, private_key=False):
+    # bytes are the PEM itself; anything else is a path.
+    if isinstance(source, bytes):
+        data, name = source, f"{what} given as bytes"
+    else:
+        data, name = _read_file(what, source), (
+            f'{what} file "{os.fsdecode(source)}"')
+    if private_key:
+        ok = b"-----BEGIN " in data and b"PRIVATE KEY-----" in data
+    else:
+        ok = b"-----BEGIN CERTIFICATE-----" in data
+    if not ok:
+        kind = "private key" if private_key else "certificate"
+        raise _invalid(f"the {name} holds no PEM {kind}")
+    return data
+
+
+def _check_token(token, source):
+    if not token:
+        raise _invalid(f"{source} is empty")
+    if any(ord(c) <= 0x20 or ord(c) > 0x7e for c in token):
+        raise _invalid(f"{source} has spaces or control characters: a "
+                       "bearer token is one word of printable ASCII")
+    return token
+
+
+class _TokenFile:
+    """A bearer token file, read at the first call and again once `refresh`
+    seconds have passed (a rotated Kubernetes service-account token is
+    picked up). A failed re-read keeps the token read before."""
+
+    def __init__(self, path, refresh=60.0):
+        self._path = path
+        self._refresh = refresh
+        self._lock = threading.Lock()
+        self._token = None
+        self._read_at = 0.0
+
+    def get(self):
+        with self._lock:
+            now = time.monotonic()
+            if self._token and now - self._read_at < self._refresh:
+                return self._token
+            try:
+                token = _check_token(
+                    _read_file("token", self._path).decode(
+                        "ascii", errors="replace").strip(),
+                    f'the token in "{os.fsdecode(self._path)}"')
+            except KqError:
+                if self._token:
+                    return self._token
+                raise
+            self._token, self._read_at = token, now
+            return token
+
+
+class _CallDetails(
+        collections.namedtuple(
+            "_CallDetails", ("method", "timeout", "metadata", "credentials",
+                             "wait_for_ready", "compression")),
+        grpc.ClientCallDetails):
+    pass
+
+
+class _Authenticate(grpc.UnaryUnaryClientInterceptor,
+                    grpc.UnaryStreamClientInterceptor):
+    """Adds the bearer token and the impersonation metadata to every call
+    of the channel, unary (blocking or future) and streaming alike."""
+
+    def __init__(self, token, token_file, impersonate_user,
+                 impersonate_groups):
+        self._token = token
+        self._token_file = token_file
+        self._fixed = []
+        if impersonate_user:
+            self._fixed.append(("impersonate-user", impersonate_user))
+            self._fixed.extend(
+                ("impersonate-group", g) for g in impersonate_groups)
+
+    def metadata(self):
+        token = self._token
+        if self._token_file is not None:
+            token = self._token_file.get()
+        metadata = list(self._fixed)
+        if token:
+            metadata.insert(0, ("authorization", f"Bearer {token}"))
+        return metadata
+
+    def _details(self, details):
+        return _CallDetails(
+            details.method, details.timeout,
+            list(details.metadata or ()) + self.metadata(),
+            details.credentials, getattr(details, "wait_for_ready", None),
+            getattr(details, "compression", None))
+
+    def intercept_unary_unary(self, continuation, details, request):
+        return continuation(self._details(details), request)
+
+    def intercept_unary_stream(self, continuation, details, request):
+        return continuation(self._details(details), request)
 
 
 # ---- Builders ---------------------------------------------------------------
@@ -290,8 +470,8 @@ class WatchStream:
             if not request.HasField("from_revision"):
                 # "From now" is pinned to a revision, or a reconnection
                 # before the first event would lose what happened meanwhile.
-                request.from_revision = client.list_objects(
-                    "WorkloadPriorityClass").revision
+                request.from_revision = client._pin_revision(
+                    request.namespace)
             self._events = self._resumable()
         else:
             # Opened here so that "from now" means when watch() was called.
@@ -407,11 +587,33 @@ class Client:
     answers to idempotent calls are retried, sleeping from
     `retry_initial_backoff` doubling up to `retry_max_backoff`, until
     `retry_budget` seconds have passed.
+
+    Credentials (each a path, or for `ca`, `cert` and `key` the PEM bytes
+    themselves):
+      ca: the CA that signed kqd's certificate; turns TLS on. kqd's
+        certificate must name the host of `target`, or `server_name`.
+      cert, key: a client certificate and its key (mutual TLS): kqd takes
+        the user from its CN and the groups from its O values. Both or
+        neither, and only with `ca`.
+      token, token_file: a bearer token, or a file holding one (re-read
+        every minute, so a rotated service-account token is picked up),
+        sent as `authorization: Bearer <token>` with every call. Only over
+        TLS, or to a loopback target (127.0.0.0/8, ::1, localhost, unix:).
+      impersonate_user, impersonate_groups: `impersonate-user` and
+        `impersonate-group` metadata on every call, honoured by kqd only
+        when the caller may impersonate.
+    Options that do not fit together, or files that cannot be read, raise
+    KqError INVALID_ARGUMENT naming them here, before any connection; a
+    token for a plaintext non-loopback target is refused the same way.
+    A failed TLS handshake (wrong CA, a client certificate kqd does not
+    trust) makes calls fail with UNAVAILABLE.
     """
 
     def __init__(self, target="127.0.0.1:7070", timeout=30.0,
                  retry_initial_backoff=0.1, retry_max_backoff=5.0,
-                 retry_budget=60.0):
+                 retry_budget=60.0, ca=None, cert=None, key=None,
+                 token=None, token_file=None, server_name=None,
+                 impersonate_user=None, impersonate_groups=()):
         self.target = target
         self.timeout = timeout
         self._initial_backoff = retry_initial_backoff
@@ -419,13 +621,99 @@ class Client:
         self._retry_budget = retry_budget
         # gRPC's default reconnection backoff grows to two minutes; a
         # restarted kqd should be found again within seconds.
-        self._channel = grpc.insecure_channel(target, options=[
+        options = [
             ("grpc.initial_reconnect_backoff_ms", 100),
             ("grpc.min_reconnect_backoff_ms", 100),
             ("grpc.max_reconnect_backoff_ms", 2000),
-        ])
+        ]
+        authenticate = self._authenticator(
+            target, ca, cert, key, token, token_file, server_name,
+            impersonate_user, tuple(impersonate_groups or ()))
+        if ca is not None:
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_read_pem("TLS CA", ca),
+                private_key=(_read_pem("client key", key, private_key=True)
+                             if cert is not None else None),
+                certificate_chain=(_read_pem("client certificate", cert)
+                                   if cert is not None else None))
+            if server_name:
+                options.append(("grpc.ssl_target_name_override",
+                                server_name))
+            channel = grpc.secure_channel(target, credentials, options)
+        else:
+            channel = grpc.insecure_channel(target, options=options)
+        if authenticate is not None:
+            # The first call's token (a token file is read now, so that a
+            # missing one is named here, not at some later call).
+            authenticate.metadata()
+            channel = grpc.intercept_channel(channel, authenticate)
+        self._channel = channel
         self._queue = queue_service_pb2_grpc.QueueServiceStub(self._channel)
         self._admin = admin_service_pb2_grpc.AdminServiceStub(self._channel)
+
+    @staticmethod
+    def _authenticator(target, ca, cert, key, token, token_file, server_name,
+                       impersonate_user, impersonate_groups):
+        """Checks that the credential options fit together; returns the
+        interceptor that adds their metadata, or None when no call needs
+        any."""
+        if (cert is None) != (key is None):
+            raise _invalid("a client certificate needs its key: give key "
+                           "too" if key is None else
+                           "a client key needs its certificate: give cert "
+                           "too")
+        if cert is not None and ca is None:
+            raise _invalid("a client certificate is sent only over TLS: "
+                           "give ca, the CA that signed kqd's certificate "
+                           "(kq --tls-ca)")
+        if server_name and ca is None:
+            raise _invalid("server_name needs TLS: give ca, the CA that "
+                           "signed kqd's certificate (kq --tls-ca)")
+        if token and token_file:
+            raise _invalid("give token or token_file, not both")
+        if token is not None:
+            _check_token(token, "the bearer token")
+        if (token or token_file) and ca is None and not is_loopback_target(
+                target):
+            raise _invalid(
+                f"refusing to send a bearer token in plaintext to {target}, "
+                "which is not a loopback address: use TLS by giving ca, the "
+                "CA that signed kqd's certificate (kq --tls-ca)")
+        if impersonate_groups and not impersonate_user:
+            raise _invalid("impersonating groups needs a user to "
+                           "impersonate too")
+        for value in (impersonate_user or "",) + impersonate_groups:
+            if any(ord(c) < 0x20 or ord(c) > 0x7e for c in value):
+                raise _invalid(f"cannot impersonate {value!r}: metadata "
+                               "carries printable ASCII only")
+        if not (token or token_file or impersonate_user):
+            return None
+        return _Authenticate(token, _TokenFile(token_file)
+                             if token_file else None, impersonate_user,
+                             impersonate_groups)
+
+    def _pin_revision(self, namespace):
+        """The current revision, from a read the watcher is likely allowed
+        to make: WorkloadPriorityClasses (the cheapest), else, for a caller
+        kqd's RBAC confines to a namespace (kueue-batch-user-role), the
+        workloads of `namespace` in a LocalQueue that cannot exist (a dot is
+        not allowed in its name: an empty answer), else its LocalQueues."""
+        denied = grpc.StatusCode.PERMISSION_DENIED
+        try:
+            return self.list_objects("WorkloadPriorityClass").revision
+        except KqError as e:
+            if e.code != denied:
+                raise
+        try:
+            return self._call(self._queue.ListWorkloads,
+                              queue_service_pb2.ListWorkloadsRequest(
+                                  namespace=namespace,
+                                  queue_name="kq.revision-pin"),
+                              True).revision
+        except KqError as e:
+            if e.code != denied or not namespace:
+                raise
+        return self.list_objects("LocalQueue", namespace).revision
 
     def close(self):
         self._channel.close()

@@ -13,6 +13,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -41,6 +42,37 @@ struct ClientOptions {
   absl::Duration retry_initial_backoff = absl::Milliseconds(100);
   absl::Duration retry_max_backoff = absl::Seconds(5);
   absl::Duration retry_budget = absl::Seconds(60);
+
+  // Credentials (the security contract of issue 30). With none of them set
+  // the channel is plaintext and calls carry no identity, which kqd
+  // accepts only without --authz-file.
+  //
+  // PEM file of the CA (bundle) that signed kqd's certificate. Turns TLS
+  // on: kqd's certificate must chain to it and name the host of `target`
+  // (or `tls_server_name`). Read when the client is made.
+  std::string tls_ca_file;
+  // PEM files of a client certificate and its private key, for mutual TLS:
+  // kqd takes the user from its CN and the groups from its O values. Both
+  // or neither, and only with `tls_ca_file`. Read when the client is made.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // The name kqd's certificate must carry, instead of the host of
+  // `target` (e.g. an address whose certificate names a DNS name).
+  std::string tls_server_name;
+  // A bearer token, sent as `authorization: Bearer <token>` with every
+  // call; or a file holding one (a Kubernetes service-account token works),
+  // read at the first call and again every minute so a rotated token is
+  // picked up. At most one of the two. A token goes only over TLS or to a
+  // loopback target (127.0.0.0/8, ::1, localhost, unix:); otherwise every
+  // call fails with INVALID_ARGUMENT before anything is sent.
+  std::string token;
+  std::string token_file;
+  // Impersonation, for a caller acting for another identity (the shim for
+  // a Kubernetes user): `impersonate-user` and one `impersonate-group`
+  // metadata entry per group on every call. kqd honours them only when the
+  // caller's own identity may impersonate. Groups need a user.
+  std::string impersonate_user;
+  std::vector<std::string> impersonate_groups;
 };
 
 // What a Watch consumer sees besides events.
@@ -66,7 +98,11 @@ class Client {
   // refused", or a name that does not resolve) as soon as a connection
   // attempt failed, which for a closed port is at once; DEADLINE_EXCEEDED
   // when no attempt ended within `timeout` (an address that drops packets,
-  // a slow resolver). Never retries, and changes nothing about the calls:
+  // a slow resolver). A TLS handshake that fails (kqd's certificate not
+  // signed by the CA given, or kqd refusing the client's certificate) is
+  // UNAVAILABLE with gRPC's reason. INVALID_ARGUMENT, before any attempt,
+  // for credential options that cannot be used (see NewGrpcClient). Never
+  // retries, and changes nothing about the calls:
   // they keep their own deadlines and retries. A command-line tool calls it
   // first so that a wrong address fails in a second rather than after the
   // retry budget. This default, for clients with nothing to connect (fakes),
@@ -122,6 +158,8 @@ class Client {
   // Sent once, like SubmitWorkload, but answered UNAVAILABLE at once while
   // kqd is unreachable, without waiting for the channel to reconnect. The
   // client may be destroyed once every `done` has returned, not before.
+  // When the credential options cannot be used, `done` gets their
+  // INVALID_ARGUMENT on the caller's thread before this returns.
   // This default waits for SubmitWorkload and calls `done` on the caller's
   // thread before returning (a caller that sends its next call from `done`
   // then recurses).
@@ -238,7 +276,12 @@ class Client {
       WatchProgress* progress, std::stop_token cancel);
 };
 
-// Creates a client over an insecure gRPC channel to options.target.
+// Creates a client of the kqd at options.target: over TLS with
+// options.tls_ca_file, else over a plaintext channel. Never fails: when the
+// credential options do not fit together or a credential file cannot be
+// read, Connect and every call fail with INVALID_ARGUMENT naming the
+// option or the file (e.g. `cannot read the TLS CA file "/etc/kq/ca.crt":
+// No such file or directory`), and nothing is sent to kqd.
 std::unique_ptr<Client> NewGrpcClient(const ClientOptions& options);
 
 }  // namespace kq::client
