@@ -52,24 +52,29 @@ BioPtr MemoryBio(const std::string& text) {
 
 }  // namespace
 
-// One consistent set of files, as OpenSSL objects.
-struct TlsFiles::Material {
+// The serving certificate and key, as OpenSSL objects.
+struct TlsFiles::Identity {
   std::string cert_pem;
   std::string key_pem;
-  std::string ca_pem;
   X509* cert = nullptr;
   STACK_OF(X509) * chain = nullptr;
   EVP_PKEY* key = nullptr;
-  X509_STORE* client_cas = nullptr;
   CertificateInfo info;
-  absl::Time ca_not_after = absl::InfiniteFuture();
 
-  ~Material() {
+  ~Identity() {
     X509_free(cert);
     sk_X509_pop_free(chain, X509_free);
     EVP_PKEY_free(key);
-    X509_STORE_free(client_cas);
   }
+};
+
+// The client CA bundle.
+struct TlsFiles::ClientCas {
+  std::string pem;
+  X509_STORE* store = nullptr;
+  absl::Time not_after = absl::InfiniteFuture();
+
+  ~ClientCas() { X509_STORE_free(store); }
 };
 
 TlsFiles::TlsFiles(TlsOptions options, AuthMetrics* metrics)
@@ -123,29 +128,22 @@ void TlsFiles::PollNow() {
   }
 }
 
-absl::Status TlsFiles::Load() {
+absl::StatusOr<std::shared_ptr<const TlsFiles::Identity>>
+TlsFiles::ReadIdentity() const {
   absl::StatusOr<std::string> cert = ReadFile("--tls-cert", options_.cert_file);
   if (!cert.ok()) return cert.status();
   absl::StatusOr<std::string> key = ReadFile("--tls-key", options_.key_file);
   if (!key.ok()) return key.status();
-  std::string ca;
-  if (!options_.client_ca_file.empty()) {
-    absl::StatusOr<std::string> read =
-        ReadFile("--client-ca", options_.client_ca_file);
-    if (!read.ok()) return read.status();
-    ca = *std::move(read);
-  }
   {
     absl::MutexLock lock(&mu_);
-    if (material_ != nullptr && material_->cert_pem == *cert &&
-        material_->key_pem == *key && material_->ca_pem == ca) {
-      return absl::OkStatus();
+    if (identity_ != nullptr && identity_->cert_pem == *cert &&
+        identity_->key_pem == *key) {
+      return identity_;
     }
   }
-  auto m = std::make_shared<Material>();
-  m->cert_pem = *cert;
-  m->key_pem = *key;
-  m->ca_pem = ca;
+  auto m = std::make_shared<Identity>();
+  m->cert_pem = *std::move(cert);
+  m->key_pem = *std::move(key);
   {
     BioPtr bio = MemoryBio(m->cert_pem);
     m->cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
@@ -180,45 +178,85 @@ absl::Status TlsFiles::Load() {
         "--tls-cert ", options_.cert_file, ": ", info.status().message()));
   }
   m->info = *std::move(info);
-  if (!ca.empty()) {
-    m->client_cas = X509_STORE_new();
-    BioPtr bio = MemoryBio(ca);
-    int count = 0;
-    while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-      X509_STORE_add_cert(m->client_cas, c);
-      std::tm tm{};
-      if (ASN1_TIME_to_tm(X509_get0_notAfter(c), &tm) == 1) {
-        m->ca_not_after =
-            std::min(m->ca_not_after, absl::FromTimeT(timegm(&tm)));
-      }
-      X509_free(c);
-      ++count;
-    }
-    ERR_clear_error();
-    if (count == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--client-ca ", options_.client_ca_file, ": no PEM certificate"));
-    }
-  }
-  KQ_RETURN_IF_ERROR(Stage(*m));
-  const bool first = [&] {
-    absl::MutexLock lock(&mu_);
-    const bool was_empty = material_ == nullptr;
-    material_ = m;
-    return was_empty;
-  }();
-  if (metrics_ != nullptr) {
-    metrics_->CertificateExpiry("server", m->info.not_after);
-    if (!ca.empty()) metrics_->CertificateExpiry("client_ca", m->ca_not_after);
-  }
-  spdlog::info("TLS: {} serving certificate serial {} (expires {}){}",
-               first ? "loaded" : "reloaded", m->info.serial,
-               absl::FormatTime(m->info.not_after),
-               ca.empty() ? "" : ", client certificates verified");
-  return absl::OkStatus();
+  return std::shared_ptr<const Identity>(std::move(m));
 }
 
-absl::Status TlsFiles::Stage(const Material& m) {
+absl::StatusOr<std::shared_ptr<const TlsFiles::ClientCas>>
+TlsFiles::ReadClientCas() const {
+  if (options_.client_ca_file.empty()) {
+    return std::shared_ptr<const ClientCas>();
+  }
+  absl::StatusOr<std::string> pem =
+      ReadFile("--client-ca", options_.client_ca_file);
+  if (!pem.ok()) return pem.status();
+  {
+    absl::MutexLock lock(&mu_);
+    if (client_cas_ != nullptr && client_cas_->pem == *pem) {
+      return client_cas_;
+    }
+  }
+  auto m = std::make_shared<ClientCas>();
+  m->pem = *std::move(pem);
+  m->store = X509_STORE_new();
+  BioPtr bio = MemoryBio(m->pem);
+  int count = 0;
+  while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(m->store, c);
+    std::tm tm{};
+    if (ASN1_TIME_to_tm(X509_get0_notAfter(c), &tm) == 1) {
+      m->not_after = std::min(m->not_after, absl::FromTimeT(timegm(&tm)));
+    }
+    X509_free(c);
+    ++count;
+  }
+  ERR_clear_error();
+  if (count == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--client-ca ", options_.client_ca_file, ": no PEM certificate"));
+  }
+  return std::shared_ptr<const ClientCas>(std::move(m));
+}
+
+absl::Status TlsFiles::Load() {
+  // The identity and the CA bundle rotate on their own: a bad one keeps
+  // its old contents without holding back a good other.
+  absl::StatusOr<std::shared_ptr<const Identity>> identity = ReadIdentity();
+  absl::StatusOr<std::shared_ptr<const ClientCas>> cas = ReadClientCas();
+  std::shared_ptr<const Identity> new_identity;
+  std::shared_ptr<const ClientCas> new_cas;
+  bool first;
+  {
+    absl::MutexLock lock(&mu_);
+    first = identity_ == nullptr;
+    if (first && (!identity.ok() || !cas.ok())) {
+      return identity.ok() ? cas.status() : identity.status();
+    }
+    new_identity = identity.ok() ? *identity : identity_;
+    new_cas = cas.ok() ? *cas : client_cas_;
+    if (new_identity == identity_ && new_cas == client_cas_) {
+      return identity.ok() ? cas.status() : identity.status();
+    }
+  }
+  KQ_RETURN_IF_ERROR(Stage(*new_identity, new_cas.get()));
+  {
+    absl::MutexLock lock(&mu_);
+    identity_ = new_identity;
+    client_cas_ = new_cas;
+  }
+  if (metrics_ != nullptr) {
+    metrics_->CertificateExpiry("server", new_identity->info.not_after);
+    if (new_cas != nullptr) {
+      metrics_->CertificateExpiry("client_ca", new_cas->not_after);
+    }
+  }
+  spdlog::info("TLS: {} serving certificate serial {} (expires {}){}",
+               first ? "loaded" : "reloaded", new_identity->info.serial,
+               absl::FormatTime(new_identity->info.not_after),
+               new_cas == nullptr ? "" : ", client certificates verified");
+  return identity.ok() ? cas.status() : identity.status();
+}
+
+absl::Status TlsFiles::Stage(const Identity& identity, const ClientCas* cas) {
   namespace fs = std::filesystem;
   const fs::path root(options_.staging_dir);
   const fs::path gen = root / absl::StrCat("gen-", ++generation_);
@@ -232,8 +270,9 @@ absl::Status TlsFiles::Stage(const Material& m) {
     out << text;
     return static_cast<bool>(out.flush());
   };
-  if (!write("tls.key", m.key_pem) || !write("tls.crt", m.cert_pem) ||
-      (!m.ca_pem.empty() && !write("ca.crt", m.ca_pem))) {
+  if (!write("tls.key", identity.key_pem) ||
+      !write("tls.crt", identity.cert_pem) ||
+      (cas != nullptr && !write("ca.crt", cas->pem))) {
     return absl::FailedPreconditionError(
         absl::StrCat("TLS: cannot write ", gen.string()));
   }
@@ -292,25 +331,25 @@ bool TlsFiles::SetUp(SSL_CTX& ctx) {
 
 int TlsFiles::CertCallback(SSL* ssl, void* arg) {
   auto* self = static_cast<TlsFiles*>(arg);
-  std::shared_ptr<const Material> m;
+  std::shared_ptr<const Identity> identity;
+  std::shared_ptr<const ClientCas> cas;
   {
     absl::MutexLock lock(&self->mu_);
-    m = self->material_;
+    identity = self->identity_;
+    cas = self->client_cas_;
   }
-  if (SSL_use_certificate(ssl, m->cert) != 1 ||
-      SSL_use_PrivateKey(ssl, m->key) != 1 ||
-      SSL_set1_chain(ssl, m->chain) != 1) {
+  if (SSL_use_certificate(ssl, identity->cert) != 1 ||
+      SSL_use_PrivateKey(ssl, identity->key) != 1 ||
+      SSL_set1_chain(ssl, identity->chain) != 1) {
     return 0;
   }
-  if (m->client_cas != nullptr) {
-    SSL_set1_verify_cert_store(ssl, m->client_cas);
-  }
+  if (cas != nullptr) SSL_set1_verify_cert_store(ssl, cas->store);
   return 1;
 }
 
 CertificateInfo TlsFiles::server_certificate() const {
   absl::MutexLock lock(&mu_);
-  return material_->info;
+  return identity_->info;
 }
 
 std::string VerifiedPeerCertificate(const SSL* ssl) {

@@ -68,19 +68,27 @@ class TlsFiles {
   void PollNow();
 
  private:
-  struct Material;
+  struct Identity;
+  struct ClientCas;
   explicit TlsFiles(TlsOptions options, AuthMetrics* metrics);
-  // Reads the files; keeps the current material when they fail to parse.
+  // Reads the files. The identity and the CA bundle are taken on their
+  // own; one that fails to load keeps what was in use (the first failure
+  // is returned).
   absl::Status Load();
-  // Writes `m`'s PEM into a new generation under staging_dir and points
+  // What the files hold now: the one in use when unchanged.
+  absl::StatusOr<std::shared_ptr<const Identity>> ReadIdentity() const;
+  absl::StatusOr<std::shared_ptr<const ClientCas>> ReadClientCas() const;
+  // Writes the PEM into a new generation under staging_dir and points
   // staging_dir/current at it (one rename: gRPC never reads a mix).
-  absl::Status Stage(const Material& m);
+  absl::Status Stage(const Identity& identity, const ClientCas* cas);
   static int CertCallback(SSL* ssl, void* arg);
 
   const TlsOptions options_;
   AuthMetrics* metrics_;
   mutable absl::Mutex mu_;
-  std::shared_ptr<const Material> material_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const Identity> identity_ ABSL_GUARDED_BY(mu_);
+  // Null without --client-ca.
+  std::shared_ptr<const ClientCas> client_cas_ ABSL_GUARDED_BY(mu_);
   int generation_ = 0;  // Load's thread only
   absl::Notification stop_;
   std::thread watcher_;
