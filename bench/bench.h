@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -134,13 +135,22 @@ class Kqd {
   void Kill();
 
   pid_t pid() const { return pid_; }
+  // host:port; the host is 127.0.0.1 unless set (a TLS kqd is named as
+  // its certificate names it).
   std::string target() const;
+  void set_target_host(std::string host) { host_ = std::move(host); }
   std::string log_path() const;
+  // A client of target(), with the credentials of set_client_options.
   std::unique_ptr<client::Client> NewClient() const;
+  void set_client_options(client::ClientOptions options) {
+    client_options_ = std::move(options);
+  }
 
  private:
   std::string kqd_path_;
   std::string data_dir_;
+  std::string host_ = "127.0.0.1";
+  client::ClientOptions client_options_;
   pid_t pid_ = -1;
   int port_ = 0;
   absl::Time started_at_;
@@ -246,6 +256,24 @@ struct MetricsOptions {
 };
 absl::StatusOr<std::vector<Table>> RunMetrics(const MetricsOptions& options,
                                               const Context& context);
+
+// Blocking Submits of 1-cpu workloads to LocalQueue bench/submit from
+// `threads` threads (one client each) for `duration`; per second. Names
+// come from `next`.
+double SubmitRate(const Kqd& kqd, int threads, absl::Duration duration,
+                  std::atomic<int64_t>& next);
+
+struct SecurityOptions {
+  int rounds = 3;
+  absl::Duration per_round = absl::Seconds(5);
+  int in_flight = 64;
+  int apply_batch = 100;
+  int apply_in_flight = 8;
+  // `kq` processes timed per kind of connection.
+  int processes = 30;
+};
+absl::StatusOr<std::vector<Table>> RunSecurity(const SecurityOptions& options,
+                                               const Context& context);
 
 // `kq-bench runner` (for bench/slurm/compare.sh): launches `command` for
 // every workload admitted in `namespace_name` and finishes it with the

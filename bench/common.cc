@@ -22,6 +22,7 @@
 #include "absl/strings/strip.h"
 
 #include "bench/bench.h"
+#include "bench/objects.h"
 
 namespace kq::bench {
 
@@ -186,7 +187,7 @@ Kqd::~Kqd() {
 
 std::string Kqd::log_path() const { return data_dir_ + "/kqd.log"; }
 
-std::string Kqd::target() const { return absl::StrCat("127.0.0.1:", port_); }
+std::string Kqd::target() const { return absl::StrCat(host_, ":", port_); }
 
 absl::Status Kqd::Start(const std::vector<std::string>& extra_args,
                         absl::Duration timeout) {
@@ -269,10 +270,34 @@ void Kqd::Kill() {
 }
 
 std::unique_ptr<client::Client> Kqd::NewClient() const {
-  client::ClientOptions options;
+  client::ClientOptions options = client_options_;
   options.target = target();
   options.deadline = absl::Seconds(120);
   return client::NewGrpcClient(options);
+}
+
+double SubmitRate(const Kqd& kqd, int threads, absl::Duration duration,
+                  std::atomic<int64_t>& next) {
+  std::atomic<int64_t> done{0};
+  const absl::Time end = absl::Now() + duration;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      std::unique_ptr<client::Client> client = kqd.NewClient();
+      while (absl::Now() < end) {
+        WorkloadShape shape;
+        shape.namespace_name = "bench";
+        shape.queue_name = "submit";
+        shape.name = absl::StrCat("s-", next.fetch_add(1));
+        shape.cpu = "1";
+        if (client->SubmitWorkload(MakeWorkload(shape)).ok()) {
+          done.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  return static_cast<double>(done.load()) / absl::ToDoubleSeconds(duration);
 }
 
 }  // namespace kq::bench

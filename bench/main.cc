@@ -193,6 +193,13 @@ int main(int argc, char** argv) {
   metrics_cmd->add_option("--cluster-queues", metrics.cluster_queues)
       ->capture_default_str();
 
+  SecurityOptions security;
+  CLI::App* security_cmd = app.add_subcommand(
+      "security",
+      "Submit and Apply with mTLS, RBAC and the audit log beside plain, and "
+      "a kq process's handshake");
+  security_cmd->add_option("--rounds", security.rounds)->capture_default_str();
+
   RunnerOptions runner;
   CLI::App* runner_cmd = app.add_subcommand(
       "runner",
@@ -276,6 +283,7 @@ int main(int argc, char** argv) {
   if (*scale_cmd) run("scale", RunScale(scale, context));
   if (*restart_cmd) run("restart", RunRestart(restart, context));
   if (*metrics_cmd) run("metrics", RunMetrics(metrics, context));
+  if (*security_cmd) run("security", RunSecurity(security, context));
   if (*all_cmd) {
     // Sizes for `make bench` (about 4 minutes on 2 cores) and for the CI
     // smoke (seconds each).
@@ -338,6 +346,15 @@ int main(int argc, char** argv) {
       m.in_flight = 8;
     }
     run("metrics", RunMetrics(m, context));
+    SecurityOptions sec;
+    if (smoke) {
+      sec.rounds = 1;
+      sec.per_round = absl::Milliseconds(300);
+      sec.in_flight = 8;
+      sec.apply_in_flight = 2;
+      sec.processes = 3;
+    }
+    run("security", RunSecurity(sec, context));
   }
 
   // The smoke test must not rewrite the source tree.

@@ -35,31 +35,6 @@ double GaugeValue(const std::string& text, absl::string_view name) {
   return 0;
 }
 
-// Blocking Submits from `threads` threads for `duration`; per second.
-double SubmitRate(const Kqd& kqd, int threads, absl::Duration duration,
-                  std::atomic<int64_t>& next) {
-  std::atomic<int64_t> done{0};
-  const absl::Time end = absl::Now() + duration;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      std::unique_ptr<client::Client> client = kqd.NewClient();
-      while (absl::Now() < end) {
-        WorkloadShape shape;
-        shape.namespace_name = "bench";
-        shape.queue_name = "submit";
-        shape.name = absl::StrCat("s-", next.fetch_add(1));
-        shape.cpu = "1";
-        if (client->SubmitWorkload(MakeWorkload(shape)).ok()) {
-          done.fetch_add(1);
-        }
-      }
-    });
-  }
-  for (std::thread& t : pool) t.join();
-  return static_cast<double>(done.load()) / absl::ToDoubleSeconds(duration);
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<Table>> RunMetrics(const MetricsOptions& options,

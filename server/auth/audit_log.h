@@ -103,6 +103,7 @@ class AuditLog {
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int flushes_waiting_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread writer_;
 };
 
