@@ -46,6 +46,9 @@ v1::WatchEvent ObjectEvent(v1::WatchEvent::Type type, int64_t revision,
 class WatchTest : public testing::KqdFixture {
  protected:
   int Watch(WatchOptions options) {
+    // A watch whose setup failed would wait for events that never come,
+    // until ctest's timeout: the failure is already reported.
+    if (HasFatalFailure()) return -1;
     options.handle_signals = false;
     CommandContext ctx = Context();
     return RunWatch(options, ctx);
