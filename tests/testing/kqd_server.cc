@@ -30,6 +30,12 @@ absl::StatusOr<std::unique_ptr<KqdServer>> KqdServer::Start(
   config.event_retention = options.event_retention;
   KQ_ASSIGN_OR_RETURN(kqd->server_, daemon::Server::Start(config));
   kqd->client_ = kqd->NewClient();
+  // Connect with a read, which the client retries on UNAVAILABLE, before a
+  // test's first call, which may be one that is sent once (Apply). On the
+  // fresh Debian machine's chroot (no /sys) gRPC 1.51 now and then failed
+  // a loopback connect with "No such file or directory", seemingly errno
+  // clobbered between connect() and its check; the retry reconnects.
+  KQ_RETURN_IF_ERROR(kqd->client_->ListObjects("ResourceFlavor", "").status());
   return kqd;
 }
 
