@@ -73,6 +73,15 @@ std::string NewAuditId() {
       0x8000 | ((lo >> 48) & 0x3fff), lo & 0xffffffffffffULL);
 }
 
+void DescribeRequest(const Attributes& request, AuditEvent& event) {
+  event.verb = request.verb;
+  event.api_group = request.path.empty() ? request.api_group : "";
+  event.resource = request.resource;
+  event.subresource = request.subresource;
+  event.namespace_name = request.namespace_name;
+  event.name = request.name;
+}
+
 // Written by hand in Kubernetes' field order: the writer thread formats
 // one per call, and building an nlohmann object cost more than the rest
 // of the event's path.

@@ -25,6 +25,7 @@
 
 #include "server/auth/auth_metrics.h"
 #include "server/auth/principal.h"
+#include "server/auth/rbac.h"
 
 namespace spdlog::sinks {
 class sink;
@@ -56,6 +57,10 @@ struct AuditEvent {
   bool allowed = false;
   std::string reason;
 };
+
+// Names `request` in `event`: its verb and objectRef (no API group for a
+// non-resource path).
+void DescribeRequest(const Attributes& request, AuditEvent& event);
 
 // The event as one line of JSON (no newline).
 std::string AuditEventJson(const AuditEvent& event);

@@ -195,12 +195,7 @@ void GrpcAccess::Record(const grpc::ServerContextBase& context,
   call->decided = true;
   e.allowed = decision.allowed;
   e.reason = decision.reason;
-  e.verb = request.verb;
-  e.api_group = request.api_group;
-  e.resource = request.resource;
-  e.subresource = request.subresource;
-  e.namespace_name = request.namespace_name;
-  e.name = request.name;
+  DescribeRequest(request, e);
 }
 
 absl::Status GrpcAccess::Authorize(const grpc::ServerContextBase& context,
@@ -225,11 +220,7 @@ void GrpcAccess::RecordAllowed(const grpc::ServerContextBase& context,
   call->decided = true;
   call->event.allowed = true;
   call->event.reason = std::move(reason);
-  call->event.verb = request.verb;
-  call->event.resource = request.resource;
-  call->event.api_group = request.api_group;
-  call->event.namespace_name = request.namespace_name;
-  call->event.name = request.name;
+  DescribeRequest(request, call->event);
 }
 
 absl::StatusOr<Principal> GrpcAccess::Check(
@@ -239,11 +230,7 @@ absl::StatusOr<Principal> GrpcAccess::Check(
     // The refusal names what was asked, for the audit log.
     if (std::shared_ptr<Call> call = CallOf(context)) {
       absl::MutexLock lock(&call->mu);
-      call->event.verb = request.verb;
-      call->event.api_group = request.api_group;
-      call->event.resource = request.resource;
-      call->event.namespace_name = request.namespace_name;
-      call->event.name = request.name;
+      DescribeRequest(request, call->event);
     }
     return principal;
   }

@@ -121,12 +121,7 @@ bool KqdEndpoint::Allow(const httplib::Request& req, httplib::Response& res,
   event->method = absl::StrCat(req.method, " ", req.path);
   event->source_ip = req.remote_addr;
   event->user_agent = req.get_header_value("User-Agent");
-  event->verb = request.verb;
-  event->api_group = request.path.empty() ? request.api_group : "";
-  event->resource = request.resource;
-  event->subresource = request.subresource;
-  event->namespace_name = request.namespace_name;
-  event->name = request.name;
+  auth::DescribeRequest(request, *event);
   if (security_.access == nullptr || !security_.access->enabled()) {
     event->principal = auth::Anonymous();
     event->allowed = true;
