@@ -32,7 +32,10 @@ roleRef: {kind: ClusterRole, name: kq-shim-role}
 class AccessTest : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::TempDir() + "/access_test";
+    // One directory per test: ctest runs them in parallel, and one of them
+    // rewrites the files.
+    dir_ = testing::TempDir() + "/access_test_" +
+           testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::create_directories(dir_);
     Write(dir_ + "/tokens",
           "sha256:" + absl::BytesToHexString(Sha256("tok-alice")) +
