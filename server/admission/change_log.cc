@@ -45,6 +45,15 @@ void ChangeLog::MarkFinished(const NamespacedName& key, Workload workload) {
   MarkWorkload(key, Change::kModified);
 }
 
+void ChangeLog::MarkWorkloadDeleted(const NamespacedName& key,
+                                    Workload workload) {
+  if (!pending_condition_before_.empty()) pending_condition_before_.erase(key);
+  changes_.finished_workloads.erase(key);
+  changes_.deleted_workloads[key] = std::move(workload);
+  // Whatever happened to it before in the batch, its row goes.
+  changes_.workloads[key] = Change::kDeleted;
+}
+
 const Workload* ChangeLog::FindFinished(const NamespacedName& key) const {
   auto it = changes_.finished_workloads.find(key);
   return it == changes_.finished_workloads.end() ? nullptr : &it->second;
@@ -69,6 +78,13 @@ void ChangeLog::Clear() {
 
 void ChangeLog::Record(const NamespacedName& key, Change change) {
   auto [it, inserted] = changes_.workloads.emplace(key, change);
+  // Created again after a deletion in the same batch: a new row replaces
+  // the old.
+  if (!inserted && it->second == Change::kDeleted) {
+    changes_.deleted_workloads.erase(key);
+    it->second = Change::kAdded;
+    return;
+  }
   if (!inserted && it->second != Change::kAdded) it->second = change;
 }
 

@@ -18,6 +18,9 @@ struct Changes {
   std::map<NamespacedName, Change> workloads;
   // Workloads that finished; no longer among the state's workloads.
   std::map<NamespacedName, Workload> finished_workloads;
+  // The last state of workloads deleted (kDeleted; a MultiKueue copy the
+  // manager removed), whose rows go with their DELETED events.
+  std::map<NamespacedName, Workload> deleted_workloads;
 
   bool empty() const { return objects.empty() && workloads.empty(); }
 };
@@ -37,6 +40,8 @@ class ChangeLog {
   void MarkPendingCondition(const NamespacedName& key, const Condition* before);
   // `workload` finished and left the state.
   void MarkFinished(const NamespacedName& key, Workload workload);
+  // `workload` left the state and its row goes.
+  void MarkWorkloadDeleted(const NamespacedName& key, Workload workload);
 
   // What changed so far; may list a workload that Take() drops (one whose
   // pending condition changed and changed back).

@@ -62,6 +62,22 @@ absl::StatusOr<HeartbeatResult> AdmissionState::Heartbeat(
     return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
   }
   Workload& wl = *found;
+  if (wl.remote.has_value()) {
+    // A MultiKueue copy runs only through its manager, which binds the copy
+    // that won and relays its own runner's lease; any other runner here
+    // could start a copy that lost, or run a job twice.
+    if (!wl.remote->bound) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          Describe(key), " is an unbound MultiKueue copy of origin \"",
+          wl.remote->origin, "\": it has not won and must not run"));
+    }
+    if (runner_id != RelayRunnerId(wl.remote->origin)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          Describe(key), " is a MultiKueue copy of origin \"",
+          wl.remote->origin,
+          "\": it runs through its manager; attach the runner there"));
+    }
+  }
   const bool other_runner = wl.runner.has_value() &&
                             wl.runner->id != runner_id &&
                             wl.runner->lease_expire_time > now;

@@ -115,6 +115,8 @@ const Workload& AdmissionState::AddWorkload(Workload wl, const Uid& uid,
   wl.admission_checks.clear();
   wl.requeue_state.reset();
   wl.reclaimable_pods.clear();
+  wl.remote.reset();
+  wl.multikueue.reset();
   ResolvePriority(wl);
   Workload& stored = PutWorkload(key, std::move(wl));
   MarkWorkload(key, Change::kAdded);

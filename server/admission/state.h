@@ -108,6 +108,25 @@ struct HeartbeatResult {
   bool stop = false;
 };
 
+// Names a MultiKueue copy on a worker: the workload and the manager
+// workload it copies, at the manager's dispatch epoch.
+struct RemoteRef {
+  NamespacedName key;
+  std::string origin;
+  std::string origin_uid;
+  int64_t epoch = 0;
+};
+// InvalidArgument naming the empty field (or a non-positive epoch).
+absl::Status ValidateRemoteRef(const RemoteRef& ref);
+
+// The runner a manager holds its bound copies with ("multikueue/<origin>"):
+// the real runner attaches on the manager, which renews this lease while
+// its own runner lives, so an eviction on the worker waits for that runner
+// to stop before the worker's quota moves.
+inline constexpr char kRelayRunnerPrefix[] = "multikueue/";
+std::string RelayRunnerId(const std::string& origin);
+bool IsRelayRunner(const std::string& runner_id);
+
 // Kueue's webhook checks of status.reclaimablePods (validateReclaimablePods,
 // and validateReclaimablePodsUpdate while `wl` holds quota) for `pods`
 // replacing wl.reclaimable_pods. Returns them by pod set name, or
@@ -297,6 +316,51 @@ class AdmissionState {
       const NamespacedName& key, const std::vector<ReclaimablePod>& pods,
       absl::Time now);
 
+  // ---- MultiKueue copies (the worker side of kq federation) ------------
+  // Each is safe to repeat: a manager that lost an answer sends the call
+  // again and gets the same answer. FailedPrecondition when the name holds
+  // a workload that is not a copy of `ref`'s manager workload (the worker's
+  // own, or another origin's or origin uid's, Kueue #12404), or a copy of
+  // another epoch than the call needs; InvalidArgument for a bad ref.
+  //
+  // Creates `copy` (validated, named ref.key) as a pending, unbound copy,
+  // labelled kueue.x-k8s.io/multikueue-origin=<origin>: it competes for
+  // quota but no runner may attach to it. A repeat (same epoch) returns the
+  // copy as it is. A copy of an older epoch must be deleted first, and one
+  // of a newer epoch makes the call stale (FailedPrecondition).
+  // `stored` is the finished workload of that name on disk, if any (the
+  // state holds only unfinished ones).
+  absl::StatusOr<Workload> UpsertRemote(Workload copy, const RemoteRef& ref,
+                                        const Uid& uid, const Workload* stored,
+                                        absl::Time now);
+  // Removes the copy and its stored row, releasing any quota it holds at
+  // once: the manager deletes a bound copy only after the runner it relays
+  // stopped. Returns whether there was one (absent is success). A copy of a
+  // newer epoch than ref's is not removed (FailedPrecondition).
+  absl::StatusOr<bool> DeleteRemote(const RemoteRef& ref,
+                                    const Workload* stored);
+  // Binds the admitted copy of ref's epoch: the manager's relay runner
+  // (RelayRunnerId) attaches with `lease`, and the copy may run. A repeat
+  // renews the lease. FailedPrecondition when the copy is not admitted or
+  // is being evicted.
+  absl::StatusOr<HeartbeatResult> BindRemote(const RemoteRef& ref,
+                                             absl::Duration lease,
+                                             absl::Time now);
+  // The relay runner's heartbeat on a bound copy: renews its lease, says
+  // stop once the worker evicts it, and with `stopped` confirms the stop
+  // (the runner the manager relays stopped), releasing the quota.
+  absl::StatusOr<HeartbeatResult> RenewRemote(const RemoteRef& ref,
+                                              absl::Duration lease,
+                                              bool stopped, absl::Time now);
+  // Kueue's DeactivationTarget with cause EvictedOnManagerCluster:
+  // spec.active=false and Evicted=True with reason
+  // DeactivatedDueToEvictedOnManagerCluster and message "The workload is
+  // deactivated due to <message>" (the manager sends "Evicted on manager:
+  // ..."). A repeat returns the copy unchanged.
+  absl::StatusOr<Workload> DeactivateRemote(const RemoteRef& ref,
+                                            const std::string& message,
+                                            absl::Time now);
+
   // ---- Scheduling ------------------------------------------------------
   // Runs Kueue scheduling passes (at most one head per ClusterQueue each)
   // until a pass admits and parks nothing, or a limit is hit. Returns the
@@ -369,6 +433,17 @@ class AdmissionState {
     return WorkloadTable::Mutable(wl);
   }
 
+  // The held workload (or the finished one) under ref.key when it is ref's
+  // manager workload's copy (of ref's epoch with `same_epoch`); nullptr for
+  // none; FailedPrecondition when the name holds something else.
+  absl::StatusOr<const Workload*> CheckOwnedCopy(const RemoteRef& ref,
+                                                 const Workload* held,
+                                                 bool same_epoch) const;
+  // The unfinished copy of ref's epoch; NotFound when absent.
+  absl::StatusOr<Workload*> FindOwnedCopy(const RemoteRef& ref);
+  // Takes a workload out of the state, its quota released, with no
+  // condition set (the first half of FinishWorkload).
+  Workload TakeWorkload(const NamespacedName& key);
   void EnqueueOrBlock(Workload& workload, absl::Time now);
   void ReserveQuota(Workload& workload, Admission admission, absl::Time now);
   void ReleaseQuota(const Workload& workload);

@@ -323,13 +323,8 @@ void AdmissionState::SyncUnreservedConditions(Workload& wl, absl::Time now) {
   SetPendingCondition(wl, want->first, want->second, now);
 }
 
-absl::StatusOr<Workload> AdmissionState::FinishWorkload(
-    const NamespacedName& key, const std::string& reason,
-    const std::string& message, absl::Time now) {
+Workload AdmissionState::TakeWorkload(const NamespacedName& key) {
   const Workload* held = workloads_.Find(key);
-  if (held == nullptr) {
-    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
-  }
   if (HoldsQuota(*held)) {
     // The holders point at the table's element, which goes away now.
     holders_.Remove(held, held->admission->cluster_queue);
@@ -342,6 +337,16 @@ absl::StatusOr<Workload> AdmissionState::FinishWorkload(
   ReleaseQuota(wl);
   wl.runner.reset();
   wl.stop_deadline.reset();
+  return wl;
+}
+
+absl::StatusOr<Workload> AdmissionState::FinishWorkload(
+    const NamespacedName& key, const std::string& reason,
+    const std::string& message, absl::Time now) {
+  if (workloads_.Find(key) == nullptr) {
+    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+  }
+  Workload wl = TakeWorkload(key);
   SetCondition(&wl.conditions, Condition{kConditionFinished, kConditionTrue,
                                          reason, message, now});
   change_log_.MarkFinished(key, wl);

@@ -60,6 +60,10 @@ bool WatchMatches(const v1::WatchRequest& filter, const store::Event& event,
       (wl == nullptr || wl->meta.name != filter.workload_name())) {
     return false;
   }
+  if (!filter.origin().empty() && (wl == nullptr || !wl->remote.has_value() ||
+                                   wl->remote->origin != filter.origin())) {
+    return false;
+  }
   if (!filter.cluster_queue().empty()) {
     if (wl != nullptr) {
       // Admitted there, or just released from there; a pending workload's
@@ -195,7 +199,7 @@ grpc::Status QueueServiceImpl::ListWorkloads(
     }
   }
   engine::WorkloadFilter filter{request->namespace_(), request->queue_name(),
-                                request->cluster_queue(),
+                                request->cluster_queue(), request->origin(),
                                 request->include_finished()};
   absl::StatusOr<engine::Listed<Workload>> listed =
       engine_.ListWorkloads(filter);
@@ -638,10 +642,27 @@ grpc::Status QueueServiceImpl::Watch(
   // Workloads this stream delivered as holding quota in the filtered
   // ClusterQueue.
   std::set<NamespacedName> in_cluster_queue;
+  const absl::Duration bookmark_every =
+      request->has_bookmark_interval()
+          ? FromProtoDuration(request->bookmark_interval())
+          : absl::InfiniteDuration();
+  if (bookmark_every <= absl::ZeroDuration()) {
+    return ToGrpcStatus(
+        absl::InvalidArgumentError("bookmark_interval: must be positive"));
+  }
+  absl::Time last_sent = absl::Now();
   while (!context->IsCancelled()) {
     absl::StatusOr<std::vector<engine::SharedEvent>> events =
-        log.Read(after, 1000, absl::Seconds(1));
+        log.Read(after, 1000, std::min(absl::Seconds(1), bookmark_every));
     if (!events.ok()) return ToGrpcStatus(events.status());
+    if (absl::Now() - last_sent >= bookmark_every) {
+      // Every event up to `after` was read, whether it matched or not.
+      v1::WatchEvent bookmark;
+      bookmark.set_type(v1::WatchEvent::BOOKMARK);
+      bookmark.set_revision(after);
+      if (!writer->Write(bookmark)) return grpc::Status::OK;
+      last_sent = absl::Now();
+    }
     for (const engine::SharedEvent& shared : *events) {
       const store::Event& event = *shared;
       after = event.revision;
@@ -665,6 +686,7 @@ grpc::Status QueueServiceImpl::Watch(
       if (!writer->Write(ToProto(event, request->template_form()))) {
         return grpc::Status::OK;
       }
+      last_sent = absl::Now();
     }
   }
   return grpc::Status::OK;

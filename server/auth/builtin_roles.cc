@@ -357,6 +357,18 @@ rules:
 - apiGroups: [""]
   resources: [users, groups]
   verbs: [impersonate]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: kq-multikueue-manager-role
+rules:
+- apiGroups: [kueue.x-k8s.io]
+  resources: [workloads]
+  verbs: [get, list, watch]
+- apiGroups: [kueue.x-k8s.io]
+  resources: [workloads/multikueue]
+  verbs: [create, update, delete]
 )";
   return kRoles;
 }

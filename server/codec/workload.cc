@@ -240,6 +240,23 @@ absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
   if (status.has_stop_deadline()) {
     wl.stop_deadline = FromProto(status.stop_deadline());
   }
+  if (status.nominated_cluster_names_size() > 0 || status.has_cluster_name() ||
+      status.has_multikueue()) {
+    MultiKueueStatus mk;
+    mk.nominated_cluster_names.assign(status.nominated_cluster_names().begin(),
+                                      status.nominated_cluster_names().end());
+    mk.cluster_name = status.cluster_name();
+    mk.epoch = status.multikueue().epoch();
+    if (status.multikueue().has_round_start()) {
+      mk.round_start = FromProto(status.multikueue().round_start());
+    }
+    wl.multikueue = std::move(mk);
+  }
+  if (status.has_remote()) {
+    wl.remote =
+        RemoteCopyStatus{status.remote().origin(), status.remote().origin_uid(),
+                         status.remote().epoch(), status.remote().bound()};
+  }
   for (int i = 0; i < status.reclaimable_pods_size(); ++i) {
     const v1::ReclaimablePod& rp = status.reclaimable_pods(i);
     // A list keyed by name in Kueue (listType=map): a second entry for a
@@ -303,6 +320,25 @@ v1::Workload WorkloadToProto(const Workload& workload, TemplateOut out) {
   }
   if (workload.stop_deadline.has_value()) {
     *status->mutable_stop_deadline() = ToProto(*workload.stop_deadline);
+  }
+  if (workload.multikueue.has_value()) {
+    const MultiKueueStatus& mk = *workload.multikueue;
+    for (const std::string& name : mk.nominated_cluster_names) {
+      status->add_nominated_cluster_names(name);
+    }
+    if (!mk.cluster_name.empty()) status->set_cluster_name(mk.cluster_name);
+    status->mutable_multikueue()->set_epoch(mk.epoch);
+    if (mk.round_start.has_value()) {
+      *status->mutable_multikueue()->mutable_round_start() =
+          ToProto(*mk.round_start);
+    }
+  }
+  if (workload.remote.has_value()) {
+    v1::RemoteCopy* remote = status->mutable_remote();
+    remote->set_origin(workload.remote->origin);
+    remote->set_origin_uid(workload.remote->origin_uid);
+    remote->set_epoch(workload.remote->epoch);
+    remote->set_bound(workload.remote->bound);
   }
   for (const auto& [name, count] : workload.reclaimable_pods) {
     v1::ReclaimablePod* rp = status->add_reclaimable_pods();

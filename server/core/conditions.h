@@ -109,6 +109,11 @@ inline constexpr char kReasonNodeFailures[] = "NodeFailures";
 // WorkloadDeactivated + "DueTo" + the deactivation target's reason.
 inline constexpr char kReasonDeactivatedDueToAdmissionCheck[] =
     "DeactivatedDueToAdmissionCheck";
+// A MultiKueue worker's copy deactivated because its manager evicted the
+// workload (Kueue's DeactivationTarget with cause EvictedOnManagerCluster,
+// ReasonWithCause "%sDueTo%s").
+inline constexpr char kReasonDeactivatedDueToEvictedOnManagerCluster[] =
+    "DeactivatedDueToEvictedOnManagerCluster";
 
 // Requeued=True reasons.
 inline constexpr char kReasonReactivated[] = "Reactivated";

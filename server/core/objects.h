@@ -394,6 +394,51 @@ struct Runner {
   friend bool operator==(const Runner&, const Runner&) = default;
 };
 
+// The label Kueue's MultiKueue puts on every copy it makes on a worker, set
+// to the manager's multiKueue.origin.
+inline constexpr char kMultiKueueOriginLabel[] =
+    "kueue.x-k8s.io/multikueue-origin";
+
+// What a MultiKueue worker knows of a copy it holds of a manager's workload
+// (kq federation; Kueue keeps this in the copy's origin label and in the
+// manager's memory). Set on the worker only.
+struct RemoteCopyStatus {
+  // The manager's multiKueue.origin (also the copy's
+  // kueue.x-k8s.io/multikueue-origin label).
+  std::string origin;
+  // The manager workload's uid: a workload deleted and created again under
+  // its name on the manager is another workload.
+  std::string origin_uid;
+  // The manager's dispatch attempt this copy belongs to. A request of an
+  // older epoch is stale and changes nothing.
+  int64_t epoch = 0;
+  // The manager chose this copy: its relay runner may hold it and the
+  // workload runs. An unbound copy only competes for quota; no runner may
+  // attach to it, so a copy that did not win can never start.
+  bool bound = false;
+  friend bool operator==(const RemoteCopyStatus&,
+                         const RemoteCopyStatus&) = default;
+};
+
+// The MultiKueue state of a manager's workload: Kueue's
+// status.nominatedClusterNames and status.clusterName, and kq's own
+// dispatch bookkeeping, stored with the workload so that a manager killed at
+// any point resumes from what it decided (federation.md 5.4).
+struct MultiKueueStatus {
+  // The workers being tried now; cleared once cluster_name is set.
+  std::vector<std::string> nominated_cluster_names;
+  // The worker whose copy won; immutable once set, cleared by eviction.
+  std::string cluster_name;
+  // Raised each time a dispatch starts; the copies carry it, and a copy of
+  // an older epoch is stale (never bound, deleted on sight).
+  int64_t epoch = 0;
+  // When the Incremental dispatcher's current round began (Kueue keeps it
+  // in memory only).
+  std::optional<absl::Time> round_start;
+  friend bool operator==(const MultiKueueStatus&,
+                         const MultiKueueStatus&) = default;
+};
+
 // Kueue's spec.priorityClassSource (an enum in Kueue's CRD): what
 // priorityClassName names.
 enum class PriorityClassSource : uint8_t {
@@ -443,6 +488,11 @@ struct Workload {
   // longer needed. They leave the quota a pending workload asks for and
   // the quota an admitted one holds (PodSetsCountsAfterReclaim).
   BoxedMap<std::string, int32_t> reclaimable_pods;
+  // On a MultiKueue worker: the manager's copy this workload is.
+  Boxed<RemoteCopyStatus> remote;
+  // On a MultiKueue manager: the dispatch state of a workload whose
+  // ClusterQueue has a MultiKueue admission check.
+  Boxed<MultiKueueStatus> multikueue;
 
   friend bool operator==(const Workload&, const Workload&) = default;
 };

@@ -22,6 +22,7 @@
 #include "base/status_macros.h"
 #include "manifest/manifest.h"
 #include "server/api/admit_calls.h"
+#include "server/api/federation_service.h"
 #include "server/api/in_flight_calls.h"
 #include "server/api/services.h"
 #include "server/auth/access.h"
@@ -186,6 +187,7 @@ struct Server::Parts {
   std::unique_ptr<http::KqdEndpoint> http;
   std::unique_ptr<api::AdminServiceImpl> admin;
   std::unique_ptr<api::QueueServiceImpl> queue;
+  std::unique_ptr<api::FederationServiceImpl> federation;
   // Outlives the server: its interceptors count into it.
   api::InFlightCalls in_flight;
   std::unique_ptr<grpc::Server> server;
@@ -282,6 +284,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
                                                          *parts->grpc_access);
   parts->queue = std::make_unique<api::QueueServiceImpl>(*parts->engine,
                                                          *parts->grpc_access);
+  // Every kqd can be a MultiKueue worker.
+  parts->federation = std::make_unique<api::FederationServiceImpl>(
+      *parts->engine, *parts->grpc_access);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -293,6 +298,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
                            &port);
   builder.RegisterService(parts->admin.get());
   builder.RegisterService(parts->queue.get());
+  builder.RegisterService(parts->federation.get());
   {
     std::vector<
         std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>

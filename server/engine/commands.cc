@@ -227,6 +227,10 @@ absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
           state_.ClusterQueueForWorkload(wl) != filter.cluster_queue) {
         return false;
       }
+      if (!filter.origin.empty() &&
+          (!wl.remote.has_value() || wl.remote->origin != filter.origin)) {
+        return false;
+      }
       return true;
     };
     // Workloads are keyed by namespace first: one namespace is one range.

@@ -233,12 +233,6 @@ void Engine::RunBatch(std::deque<Command>& commands) {
 absl::Status Engine::CommitBatch() {
   admission::Changes changes = state_.TakeChanges();
   store::WriteBatch batch;
-  // Kept until the batch's replies are sent (RunBatch): the events and
-  // answers about a workload it created need no read of what it wrote.
-  for (const auto& [uid, templates] : batch_templates_) {
-    batch.added_templates.insert(batch.added_templates.end(), templates.begin(),
-                                 templates.end());
-  }
   if (changes.empty()) {
     if (!batch_passes_.empty()) NotifyObservers({}, absl::ZeroDuration());
     return absl::OkStatus();
@@ -263,6 +257,17 @@ absl::Status Engine::CommitBatch() {
   }
   batch.upserted_workloads.reserve(changes.workloads.size());
   for (auto& [key, change] : changes.workloads) {
+    if (change == admission::Change::kDeleted) {
+      auto deleted = changes.deleted_workloads.find(key);
+      if (deleted == changes.deleted_workloads.end()) continue;
+      batch.deleted_workloads.push_back(key);
+      // Its templates, if the batch created it, have no row to belong to.
+      batch_templates_.erase(deleted->second.meta.uid);
+      deleted->second.meta.revision = batch.revision;
+      batch.events.push_back(
+          {batch.revision, EventType::kDeleted, std::move(deleted->second)});
+      continue;
+    }
     if (const Workload* live = state_.StampRevision(key, batch.revision)) {
       batch.upserted_workloads.push_back(*live);
     } else {
@@ -275,6 +280,12 @@ absl::Status Engine::CommitBatch() {
   }
   // Finished workloads stay readable by this batch's replies.
   finished_in_batch_ = std::move(changes.finished_workloads);
+  // Kept until the batch's replies are sent (RunBatch): the events and
+  // answers about a workload it created need no read of what it wrote.
+  for (const auto& [uid, templates] : batch_templates_) {
+    batch.added_templates.insert(batch.added_templates.end(), templates.begin(),
+                                 templates.end());
+  }
   const absl::Time commit_start = clock_.TimeNow();
   KQ_RETURN_IF_ERROR(store_.Commit(batch));
   const absl::Duration commit_duration = clock_.TimeNow() - commit_start;

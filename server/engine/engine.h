@@ -88,6 +88,8 @@ struct WorkloadFilter {
   std::string namespace_name;  // empty: all
   std::string queue_name;
   std::string cluster_queue;
+  // Only MultiKueue copies of this manager origin.
+  std::string origin;
   bool include_finished = false;
 };
 
@@ -97,6 +99,32 @@ struct ExplainResult {
   admission::Explanation explanation;
   double admissions_per_minute = 0;
   std::optional<absl::Time> estimated_start;
+};
+
+// One call of a MultiKueue manager on this worker (see
+// admission::AdmissionState's copy calls); a batch of them commits together.
+struct RemoteCall {
+  enum class Kind { kUpsert, kDelete, kBind, kRenew, kDeactivate };
+  Kind kind = Kind::kUpsert;
+  admission::RemoteRef ref;
+  // kUpsert: the copy, as a client would submit it.
+  Workload copy;
+  // kBind, kRenew: the relay runner's lease.
+  absl::Duration lease = absl::Seconds(30);
+  // kRenew: the runner the manager relays stopped.
+  bool stopped = false;
+  // kDeactivate: why the manager evicted it ("Evicted on manager: ...").
+  std::string message;
+};
+
+struct RemoteResult {
+  absl::Status status;
+  // The copy as committed; none for a delete or an error.
+  std::optional<Workload> workload;
+  // kBind, kRenew: the worker evicted the copy; the runner must stop.
+  bool stop = false;
+  // kDelete: there was a copy to delete.
+  bool existed = false;
 };
 
 template <typename T>
@@ -230,6 +258,17 @@ class Engine {
   absl::StatusOr<admission::WhatIf> Simulate(std::optional<Workload> workload,
                                              const NamespacedName& key);
 
+  // A MultiKueue manager's calls on this worker, applied in order in one
+  // batch and answered one result each after its commit (an item that
+  // fails changes nothing and does not stop the others). The batch's
+  // scheduling passes run after them, so a copy created here may be
+  // admitted in the same commit.
+  using RemoteDone =
+      std::function<void(absl::StatusOr<std::vector<RemoteResult>>)>;
+  void RemoteCalls(std::vector<RemoteCall> calls, RemoteDone done);
+  absl::StatusOr<std::vector<RemoteResult>> RemoteCalls(
+      std::vector<RemoteCall> calls);
+
   // Waits for a workload's admission without blocking: `done` runs once,
   // on the engine thread after the commit that decided it (or with
   // Unavailable at shutdown), so thousands of waiters cost a map entry
@@ -300,6 +339,8 @@ class Engine {
                                           std::function<absl::Status()> change);
   void ChangeWorkload(const NamespacedName& key,
                       std::function<absl::Status()> change, WorkloadDone done);
+  // One of RemoteCalls' calls (engine thread).
+  absl::StatusOr<RemoteResult> DoRemoteCall(RemoteCall& call);
   // Starts a callback form through `start` and blocks until it answers.
   template <typename T>
   static absl::StatusOr<T> Wait(
