@@ -59,6 +59,17 @@ absl::Status Client::WatchResumable(
   return cancelled ? absl::CancelledError("watch cancelled") : status;
 }
 
+absl::StatusOr<v1::RemoteResponse> Client::UpsertRemote(
+    const v1::UpsertRemoteRequest&) {
+  return absl::UnimplementedError(
+      "UpsertRemote: not implemented by this client");
+}
+
+absl::StatusOr<v1::RemoteResponse> Client::CallRemote(
+    RemoteVerb, const v1::RemoteRequest&) {
+  return absl::UnimplementedError("CallRemote: not implemented by this client");
+}
+
 absl::StatusOr<v1::PendingWorkloadsResponse> Client::PendingWorkloads(
     const v1::PendingWorkloadsRequest&) {
   return absl::UnimplementedError(

@@ -35,6 +35,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/status.h"
 #include "kq/v1/admin_service.grpc.pb.h"
+#include "kq/v1/federation_service.grpc.pb.h"
 #include "kq/v1/queue_service.grpc.pb.h"
 
 #include "client-lib/src/credentials.h"
@@ -192,6 +193,7 @@ class GrpcClient : public Client {
                                          ChannelArgs(options));
     admin_ = v1::AdminService::NewStub(channel_);
     queue_ = v1::QueueService::NewStub(channel_);
+    federation_ = v1::FederationService::NewStub(channel_);
   }
 
   absl::Status Connect(absl::Duration timeout) override {
@@ -562,6 +564,32 @@ class GrpcClient : public Client {
         });
   }
 
+  absl::StatusOr<v1::RemoteResponse> UpsertRemote(
+      const v1::UpsertRemoteRequest& request) override {
+    return Retried<v1::RemoteResponse>(
+        request, [this](auto* context, auto& req, auto* resp) {
+          return federation_->UpsertRemote(context, req, resp);
+        });
+  }
+
+  absl::StatusOr<v1::RemoteResponse> CallRemote(
+      RemoteVerb verb, const v1::RemoteRequest& request) override {
+    return Retried<v1::RemoteResponse>(
+        request, [this, verb](auto* context, auto& req, auto* resp) {
+          switch (verb) {
+            case RemoteVerb::kDelete:
+              return federation_->DeleteRemote(context, req, resp);
+            case RemoteVerb::kBind:
+              return federation_->BindRemote(context, req, resp);
+            case RemoteVerb::kRenew:
+              return federation_->RenewRemote(context, req, resp);
+            case RemoteVerb::kDeactivate:
+              break;
+          }
+          return federation_->DeactivateRemote(context, req, resp);
+        });
+  }
+
   absl::StatusOr<v1::PendingWorkloadsResponse> PendingWorkloads(
       const v1::PendingWorkloadsRequest& request) override {
     return Retried<v1::PendingWorkloadsResponse>(
@@ -918,6 +946,7 @@ class GrpcClient : public Client {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AdminService::Stub> admin_;
   std::unique_ptr<v1::QueueService::Stub> queue_;
+  std::unique_ptr<v1::FederationService::Stub> federation_;
 };
 
 }  // namespace

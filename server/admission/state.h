@@ -127,6 +127,22 @@ inline constexpr char kRelayRunnerPrefix[] = "multikueue/";
 std::string RelayRunnerId(const std::string& origin);
 bool IsRelayRunner(const std::string& runner_id);
 
+// A MultiKueue manager's write to one of its workloads (server/federation
+// decides it): made only if the workload is still at `revision` (the state
+// the decision read), so that a decision never lands on a workload that
+// changed under it.
+struct MultiKueueChange {
+  NamespacedName key;
+  Uid uid;
+  int64_t revision = 0;
+  // The MultiKueue check's new state and message.
+  std::optional<AdmissionCheckState> check_state;
+  // The whole MultiKueue status as it is to be.
+  std::optional<MultiKueueStatus> status;
+  // Finishes the workload with the worker's reason and message.
+  std::optional<std::pair<std::string, std::string>> finish;
+};
+
 // Kueue's webhook checks of status.reclaimablePods (validateReclaimablePods,
 // and validateReclaimablePodsUpdate while `wl` holds quota) for `pods`
 // replacing wl.reclaimable_pods. Returns them by pod set name, or
@@ -360,6 +376,18 @@ class AdmissionState {
   absl::StatusOr<Workload> DeactivateRemote(const RemoteRef& ref,
                                             const std::string& message,
                                             absl::Time now);
+
+  // ---- MultiKueue (the manager side of kq federation) -------------------
+  // Applies `change`: the status first, then the check state (through
+  // SetAdmissionCheckState, so Ready admits, Retry evicts and requeues,
+  // Rejected deactivates), or the finish alone. Aborted when the workload
+  // is no longer at change.revision (or is another of the same name);
+  // InvalidArgument for a status Kueue's Workload webhook refuses
+  // (clusterName changed once set, set beside nominations, or set to a
+  // cluster that was not nominated); NotFound when unknown or without the
+  // check. Nothing changes on an error.
+  absl::StatusOr<Workload> ApplyMultiKueueChange(const MultiKueueChange& change,
+                                                 absl::Time now);
 
   // ---- Scheduling ------------------------------------------------------
   // Runs Kueue scheduling passes (at most one head per ClusterQueue each)

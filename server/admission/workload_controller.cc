@@ -133,6 +133,13 @@ void AdmissionState::Evict(Workload& wl, const std::string& reason,
       cq->MarkTreeChanged();
     }
   }
+  // resetClusterNomination: the next dispatch starts over (the epoch
+  // stays, and the next dispatch raises it).
+  if (wl.multikueue.has_value()) {
+    wl.multikueue->nominated_cluster_names.clear();
+    wl.multikueue->cluster_name.clear();
+    wl.multikueue->round_start.reset();
+  }
   // resetChecksOnEviction: a check not Pending starts over, without the
   // podSetUpdates it reported (a Pending one is left as it is).
   for (AdmissionCheckState& check : wl.admission_checks) {

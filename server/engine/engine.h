@@ -269,6 +269,13 @@ class Engine {
   absl::StatusOr<std::vector<RemoteResult>> RemoteCalls(
       std::vector<RemoteCall> calls);
 
+  // A MultiKueue manager's writes to its own workloads
+  // (admission::AdmissionState::ApplyMultiKueueChange), in one batch; one
+  // result each, the workload as the change left it (before the batch's
+  // scheduling passes). An item that fails changes nothing.
+  absl::StatusOr<std::vector<absl::StatusOr<Workload>>> UpdateMultiKueue(
+      std::vector<admission::MultiKueueChange> changes);
+
   // Waits for a workload's admission without blocking: `done` runs once,
   // on the engine thread after the commit that decided it (or with
   // Unavailable at shutdown), so thousands of waiters cost a map entry

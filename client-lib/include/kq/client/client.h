@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kq/v1/admin_service.pb.h"
+#include "kq/v1/federation_service.pb.h"
 #include "kq/v1/queue_service.pb.h"
 
 namespace kq::client {
@@ -232,6 +233,17 @@ class Client {
   // it, returns UNIMPLEMENTED.
   virtual absl::StatusOr<v1::PendingWorkloadsResponse> PendingWorkloads(
       const v1::PendingWorkloadsRequest& request);
+
+  // FederationService: a MultiKueue manager's calls on a worker kqd. Every
+  // item is safe to repeat, so a call that fails with UNAVAILABLE is
+  // retried within the retry budget like a read; each item's own outcome
+  // is in its result. These defaults, for clients that do not implement
+  // them, return UNIMPLEMENTED.
+  virtual absl::StatusOr<v1::RemoteResponse> UpsertRemote(
+      const v1::UpsertRemoteRequest& request);
+  enum class RemoteVerb { kDelete, kBind, kRenew, kDeactivate };
+  virtual absl::StatusOr<v1::RemoteResponse> CallRemote(
+      RemoteVerb verb, const v1::RemoteRequest& request);
 
   // Streams events to `on_event` until it returns false (then returns OK) or
   // the stream fails (returns its status). Blocks the calling thread. No

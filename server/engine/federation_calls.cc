@@ -1,5 +1,6 @@
-// A MultiKueue manager's calls on this kqd as its worker: many in one batch,
-// each answered after the commit that made it durable.
+// kq federation's calls on the engine: a MultiKueue manager's calls on this
+// kqd as its worker, and the manager's writes to its own workloads. Many in
+// one batch, each answered after the commit that made it durable.
 
 #include <memory>
 #include <utility>
@@ -122,6 +123,20 @@ void Engine::RemoteCalls(std::vector<RemoteCall> calls, RemoteDone done) {
       },
       [shared_done](const absl::Status& status) { (*shared_done)(status); });
   if (!posted) (*shared_done)(absl::UnavailableError("kqd is shutting down"));
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<Workload>>> Engine::UpdateMultiKueue(
+    std::vector<admission::MultiKueueChange> changes) {
+  using Results = std::vector<absl::StatusOr<Workload>>;
+  return Call<Results>(
+      [this, changes = std::move(changes)]() -> absl::StatusOr<Results> {
+        Results results;
+        results.reserve(changes.size());
+        for (const admission::MultiKueueChange& change : changes) {
+          results.push_back(state_.ApplyMultiKueueChange(change, batch_now_));
+        }
+        return results;
+      });
 }
 
 }  // namespace kq::engine
