@@ -49,6 +49,8 @@ ALLOWED = {
             "base", "server/common", "server/core", "server/cache",
             "server/queue", "server/scheduler", "server/preemption"
         },
+    # The MultiKueue manager's pure decision rules: core types only.
+    "server/federation": ABSL | {"server/core"},
     "server/simulator":
         ABSL | {"base", "server/common", "server/core", "server/admission"},
     "server/codec":
