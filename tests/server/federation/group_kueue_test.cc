@@ -331,11 +331,27 @@ void Record(const GroupDecision& d, Trace* t) {
   ++t->runs;
 }
 
+// kq's safety rule, checked on every decision a test makes: a Bind goes
+// out only when no other copy is on a connected worker (the decision's own
+// deletions do not count: they may not have landed).
+void ExpectBindIsAlone(const World& world, const GroupDecision& d) {
+  for (const RemoteOp& op : d.ops) {
+    if (op.kind != RemoteOpKind::kBind) continue;
+    for (const WorkerView& w : world.workers) {
+      if (w.name != op.worker && w.connected && w.copy.has_value()) {
+        ADD_FAILURE() << "Bind to " << op.worker << " while " << w.name
+                      << " holds a copy";
+      }
+    }
+  }
+}
+
 // Decides and applies until a decision has nothing to do, or max_runs.
 Trace Converge(World& world, int max_runs = 10) {
   Trace trace;
   for (int i = 0; i < max_runs; ++i) {
     const GroupDecision d = ReconcileGroup(world.Input());
+    ExpectBindIsAlone(world, d);
     Record(d, &trace);
     if (d.steady()) break;
     world.ApplyOps(d.ops);
@@ -414,6 +430,7 @@ TEST_P(WlReconcileTest, WlReconcile) {
     trace = Converge(world, tc.max_runs);
   } else {
     const GroupDecision d = ReconcileGroup(world.Input());
+    ExpectBindIsAlone(world, d);
     Record(d, &trace);
     // Each update field is checked against the single decision.
     EXPECT_EQ(d.update.nominated_cluster_names, tc.want_nominated);
@@ -1148,6 +1165,22 @@ TEST(TruncateTest, ConditionAndEventLimits) {
   const std::string exact(32 * 1024, 'y');
   EXPECT_EQ(TruncateConditionMessage(exact), exact);
   EXPECT_EQ(TruncateConditionMessage(exact + "z").size(), 32u * 1024);
+}
+
+// updateACS truncates the message after appending ", Previously: ...", so a
+// long message loses its suffix to " ...".
+TEST(TruncateTest, CheckMessageIsTruncatedWithItsSuffix) {
+  World world{.local = Local()
+                           .AdmissionCheck("ac1", kCheckStatePending)
+                           .ReserveQuota(Q1(), kNow)
+                           .Build(),
+              .workers = {Worker("worker1")},
+              .owner_rejection = std::string(40 * 1024, 'r')};
+  const GroupDecision d = ReconcileGroup(world.Input());
+  ASSERT_TRUE(d.update.check.has_value());
+  EXPECT_EQ(d.update.check->state, kCheckStateRejected);
+  EXPECT_EQ(d.update.check->message.size(), 32u * 1024);
+  EXPECT_EQ(d.update.check->message.substr(32 * 1024 - 8), "rrrr ...");
 }
 
 // Idempotency: the same input gives the same decision.
