@@ -51,22 +51,20 @@ absl::Status CheckSize(int items) {
 grpc::Status FederationServiceImpl::Run(std::vector<engine::RemoteCall> calls,
                                         v1::TemplateForm form,
                                         v1::RemoteResponse* response) {
-  absl::StatusOr<std::vector<engine::RemoteResult>> results =
+  absl::StatusOr<engine::RemoteResults> results =
       engine_.RemoteCalls(std::move(calls));
   if (!results.ok()) return ToGrpcStatus(results.status());
-  int64_t revision = 0;
-  for (const engine::RemoteResult& result : *results) {
+  for (const engine::RemoteResult& result : results->results) {
     v1::RemoteItemResult* out = response->add_results();
     out->set_code(static_cast<int>(result.status.code()));
     out->set_message(std::string(result.status.message()));
     if (result.workload.has_value()) {
       *out->mutable_workload() = codec::ToProto(*result.workload, form);
-      revision = std::max(revision, result.workload->meta.revision);
     }
     out->set_stop(result.stop);
     out->set_existed(result.existed);
   }
-  response->set_revision(revision);
+  response->set_revision(results->revision);
   return grpc::Status::OK;
 }
 

@@ -127,6 +127,13 @@ struct RemoteResult {
   bool existed = false;
 };
 
+struct RemoteResults {
+  std::vector<RemoteResult> results;
+  // The revision of the commit that applied them (the engine's revision
+  // when nothing changed).
+  int64_t revision = 0;
+};
+
 template <typename T>
 struct Listed {
   std::vector<T> items;
@@ -263,11 +270,9 @@ class Engine {
   // fails changes nothing and does not stop the others). The batch's
   // scheduling passes run after them, so a copy created here may be
   // admitted in the same commit.
-  using RemoteDone =
-      std::function<void(absl::StatusOr<std::vector<RemoteResult>>)>;
+  using RemoteDone = std::function<void(absl::StatusOr<RemoteResults>)>;
   void RemoteCalls(std::vector<RemoteCall> calls, RemoteDone done);
-  absl::StatusOr<std::vector<RemoteResult>> RemoteCalls(
-      std::vector<RemoteCall> calls);
+  absl::StatusOr<RemoteResults> RemoteCalls(std::vector<RemoteCall> calls);
 
   // A MultiKueue manager's writes to its own workloads
   // (admission::AdmissionState::ApplyMultiKueueChange), in one batch; one

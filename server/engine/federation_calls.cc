@@ -85,7 +85,8 @@ void Engine::RemoteCalls(std::vector<RemoteCall> calls, RemoteDone done) {
   auto shared_done = std::make_shared<RemoteDone>(std::move(done));
   const bool posted = Post(
       [this, calls = std::move(calls), shared_done]() mutable {
-        auto results = std::make_shared<std::vector<RemoteResult>>();
+        auto batch = std::make_shared<RemoteResults>();
+        std::vector<RemoteResult>* results = &batch->results;
         results->reserve(calls.size());
         for (RemoteCall& call : calls) {
           absl::StatusOr<RemoteResult> one = DoRemoteCall(call);
@@ -99,9 +100,11 @@ void Engine::RemoteCalls(std::vector<RemoteCall> calls, RemoteDone done) {
         }
         // Read after the commit: each copy with the batch's revision and
         // what its scheduling passes made of it.
-        replies_.push_back([this, calls = std::move(calls), results,
+        replies_.push_back([this, calls = std::move(calls), batch,
                             shared_done](const absl::Status& commit) {
           if (!commit.ok()) return (*shared_done)(commit);
+          std::vector<RemoteResult>* results = &batch->results;
+          batch->revision = revision_;
           for (size_t i = 0; i < results->size(); ++i) {
             RemoteResult& result = (*results)[i];
             if (!result.status.ok() ||
@@ -118,7 +121,7 @@ void Engine::RemoteCalls(std::vector<RemoteCall> calls, RemoteDone done) {
             result.stop = IsEvicting(**wl);
             result.workload = **std::move(wl);
           }
-          (*shared_done)(std::move(*results));
+          (*shared_done)(std::move(*batch));
         });
       },
       [shared_done](const absl::Status& status) { (*shared_done)(status); });
