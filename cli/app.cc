@@ -188,7 +188,7 @@ int Run(const std::vector<std::string>& args, const Environment& env) {
   GetOptions get_options;
   CLI::App* get = app.add_subcommand("get", "List or show objects");
   get->add_option("kind", get_options.kind,
-                  "cq, lq, rf, cohort, wpc, ac, prc, workload, ns")
+                  "cq, lq, rf, cohort, wpc, ac, prc, mkconf, mkc, workload, ns")
       ->required();
   get->add_option("name", get_options.name, "Object name");
   AddNamespaceOption(get, ns);

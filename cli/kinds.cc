@@ -26,6 +26,10 @@ constexpr KindInfo kKinds[] = {
      false},
     {Kind::kProvisioningRequestConfig, "ProvisioningRequestConfig",
      "provisioningrequestconfig.kueue.x-k8s.io", false},
+    {Kind::kMultiKueueConfig, "MultiKueueConfig",
+     "multikueueconfig.kueue.x-k8s.io", false},
+    {Kind::kMultiKueueCluster, "MultiKueueCluster",
+     "multikueuecluster.kueue.x-k8s.io", false},
     {Kind::kNamespace, "Namespace", "namespace", false},
     {Kind::kWorkload, "Workload", "workload.kueue.x-k8s.io", true},
 };
@@ -63,6 +67,12 @@ constexpr Alias kAliases[] = {
     {"prc", Kind::kProvisioningRequestConfig},
     {"provreqconfig", Kind::kProvisioningRequestConfig},
     {"provreqconfigs", Kind::kProvisioningRequestConfig},
+    {"multikueueconfig", Kind::kMultiKueueConfig},
+    {"multikueueconfigs", Kind::kMultiKueueConfig},
+    {"mkconf", Kind::kMultiKueueConfig},
+    {"multikueuecluster", Kind::kMultiKueueCluster},
+    {"multikueueclusters", Kind::kMultiKueueCluster},
+    {"mkc", Kind::kMultiKueueCluster},
     {"workload", Kind::kWorkload},
     {"workloads", Kind::kWorkload},
     {"wl", Kind::kWorkload},
@@ -108,6 +118,10 @@ absl::StatusOr<Kind> KindOf(const v1::ConfigObject& object) {
       return Kind::kAdmissionCheck;
     case v1::ConfigObject::kProvisioningRequestConfig:
       return Kind::kProvisioningRequestConfig;
+    case v1::ConfigObject::kMultiKueueConfig:
+      return Kind::kMultiKueueConfig;
+    case v1::ConfigObject::kMultiKueueCluster:
+      return Kind::kMultiKueueCluster;
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

@@ -20,6 +20,8 @@ enum class Kind {
   kWorkloadPriorityClass,
   kAdmissionCheck,
   kProvisioningRequestConfig,
+  kMultiKueueConfig,
+  kMultiKueueCluster,
   kNamespace,
   kWorkload,
 };

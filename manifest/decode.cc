@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
@@ -588,6 +589,62 @@ absl::Status ReadProvisioningRequestConfig(ObjectReader& root,
   });
 }
 
+// v1beta1 has no quotaManagement. Defaults are the server's to fill in.
+absl::Status ReadMultiKueueConfig(ObjectReader& root, Version version,
+                                  v1::MultiKueueConfig* config) {
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, config->mutable_metadata()));
+  return root.ReadObject("spec", [&](ObjectReader& s) -> absl::Status {
+    v1::MultiKueueConfigSpec* spec = config->mutable_spec();
+    KQ_RETURN_IF_ERROR(s.ReadStringList("clusters", spec->mutable_clusters()));
+    if (version == Version::kV1beta1) return absl::OkStatus();
+    return s.ReadString("quotaManagement", spec->mutable_quota_management());
+  });
+}
+
+// v1beta2 nests the sources under spec.clusterSource; v1beta1 has
+// spec.kubeConfig, and a spec.clusterProfileRef that it keeps only for
+// conversions and that "has no effect" there, so kq ignores it.
+absl::Status ReadMultiKueueCluster(ObjectReader& root, Version version,
+                                   v1::MultiKueueCluster* cluster) {
+  KQ_RETURN_IF_ERROR(ReadMetadata(root, cluster->mutable_metadata()));
+  KQ_RETURN_IF_ERROR(
+      root.ReadObject("spec", [&](ObjectReader& s) -> absl::Status {
+        v1::ClusterSource* source =
+            cluster->mutable_spec()->mutable_cluster_source();
+        auto read_kube_config = [&](ObjectReader& k) -> absl::Status {
+          v1::KubeConfig* kube_config = source->mutable_kube_config();
+          KQ_RETURN_IF_ERROR(
+              k.ReadString("location", kube_config->mutable_location()));
+          return k.ReadString("locationType",
+                              kube_config->mutable_location_type());
+        };
+        if (version == Version::kV1beta1) {
+          if (s.Find("clusterProfileRef") != nullptr) {
+            s.Ignore("clusterProfileRef");
+            s.warnings()->push_back(absl::StrCat(
+                s.PathOf("clusterProfileRef"),
+                ": has no effect in kueue.x-k8s.io/v1beta1; ignored"));
+          }
+          return s.ReadObject("kubeConfig", read_kube_config);
+        }
+        return s.ReadObject(
+            "clusterSource", [&](ObjectReader& c) -> absl::Status {
+              KQ_RETURN_IF_ERROR(c.ReadObject("kubeConfig", read_kube_config));
+              return c.ReadObject(
+                  "clusterProfileRef", [&](ObjectReader& p) -> absl::Status {
+                    return p.ReadString(
+                        "name",
+                        source->mutable_cluster_profile_ref()->mutable_name());
+                  });
+            });
+      }));
+  // The status is the server's; read so that `kq get -o yaml` applies back.
+  return root.ReadLenientObject("status", [&](ObjectReader& s) {
+    return ReadConditions(s, "conditions",
+                          cluster->mutable_status()->mutable_conditions());
+  });
+}
+
 // One status.admissionChecks[].podSetUpdates entry (Kueue's PodSetUpdate).
 absl::Status ReadPodSetUpdate(ObjectReader& u, v1::PodSetUpdate* update) {
   KQ_RETURN_IF_ERROR(u.ReadString("name", update->mutable_name()));
@@ -832,7 +889,6 @@ constexpr absl::string_view kKubernetesConfigurationFields[] = {
     "internalCertManagement",
     "clientConnection",
     "integrations",
-    "multiKueue",
     "queueVisibility",
     "visibilityServer",
     "objectRetentionPolicies",
@@ -854,6 +910,70 @@ constexpr std::pair<absl::string_view, absl::string_view>
         {"admissionFairSharing", "admission fair sharing is not supported"},
         {"featureGates", "kq runs with Kueue's default feature gates"},
 };
+
+// A metav1.Duration field ("90s", "1m30s"; Go's time.ParseDuration, which
+// absl::ParseDuration reads alike), when present.
+absl::Status ReadDuration(
+    ObjectReader& r, absl::string_view key,
+    const std::function<google::protobuf::Duration*()>& mutable_duration) {
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> text, r.String(key));
+  if (!text.has_value()) return absl::OkStatus();
+  absl::Duration d;
+  if (!absl::ParseDuration(*text, &d) || d == absl::InfiniteDuration() ||
+      d == -absl::InfiniteDuration()) {
+    return FieldError(r.PathOf(key),
+                      absl::StrCat("must be a duration such as \"90s\" or "
+                                   "\"1m30s\", got \"",
+                                   *text, "\""));
+  }
+  google::protobuf::Duration* out = mutable_duration();
+  const int64_t seconds = absl::IDivDuration(d, absl::Seconds(1), &d);
+  out->set_seconds(seconds);
+  out->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(d)));
+  return absl::OkStatus();
+}
+
+// Kueue's Configuration multiKueue (v1beta1 and v1beta2 spell it alike).
+// Defaults are the server's (codec) to fill in, so that presence survives.
+absl::Status ReadMultiKueueSettings(ObjectReader& m,
+                                    v1::MultiKueueSettings* out) {
+  KQ_RETURN_IF_ERROR(ReadDuration(m, "gcInterval",
+                                  [&] { return out->mutable_gc_interval(); }));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> origin, m.String("origin"));
+  if (origin.has_value()) out->set_origin(*origin);
+  KQ_RETURN_IF_ERROR(ReadDuration(m, "workerLostTimeout", [&] {
+    return out->mutable_worker_lost_timeout();
+  }));
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> dispatcher,
+                      m.String("dispatcherName"));
+  if (dispatcher.has_value()) out->set_dispatcher_name(*dispatcher);
+  KQ_RETURN_IF_ERROR(m.ReadObject(
+      "incrementalDispatcherConfig", [&](ObjectReader& i) -> absl::Status {
+        v1::IncrementalDispatcherConfig* incremental =
+            out->mutable_incremental_dispatcher_config();
+        KQ_ASSIGN_OR_RETURN(std::optional<int32_t> step, i.Int32("stepSize"));
+        if (step.has_value()) incremental->set_step_size(*step);
+        // A kq extension (Kueue's round is a fixed 5 minutes).
+        return ReadDuration(i, "roundTimeout", [&] {
+          return incremental->mutable_round_timeout();
+        });
+      }));
+  // A kq extension: None or Lease.
+  KQ_ASSIGN_OR_RETURN(std::optional<std::string> fencing, m.String("fencing"));
+  if (fencing.has_value()) out->set_fencing(*fencing);
+  for (absl::string_view field : {"externalFrameworks", "clusterProfile"}) {
+    if (m.Find(field) == nullptr) continue;
+    m.Ignore(field);
+    m.warnings()->push_back(absl::StrCat(
+        m.PathOf(field), ": ignored by kq (",
+        field == "clusterProfile"
+            ? "kq connects to workers through kq contexts files, not "
+              "ClusterProfiles"
+            : "kq dispatches Workloads, not the objects of job frameworks",
+        ")"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ReadConfiguration(ObjectReader& root, Version version,
                                v1::Configuration* config,
@@ -897,6 +1017,9 @@ absl::Status ReadConfiguration(ObjectReader& root, Version version,
         }
         return absl::OkStatus();
       }));
+  KQ_RETURN_IF_ERROR(root.ReadObject("multiKueue", [&](ObjectReader& m) {
+    return ReadMultiKueueSettings(m, config->mutable_multi_kueue());
+  }));
   return root.ReadObject("resources", [&](ObjectReader& r) -> absl::Status {
     v1::ResourcesConfig* resources = config->mutable_resources();
     if (version == Version::kV1beta2) {
@@ -935,12 +1058,13 @@ constexpr absl::string_view kSupportedKueueKinds[] = {
     "WorkloadPriorityClass",
     "AdmissionCheck",
     "ProvisioningRequestConfig",
+    "MultiKueueConfig",
+    "MultiKueueCluster",
     "Workload"};
 
 // Kueue's other kinds (apis/kueue/v1beta2 and v1alpha1): kq refuses them by
 // name, without refusing the rest of a file.
-constexpr absl::string_view kUnsupportedKueueKinds[] = {
-    "MultiKueueConfig", "MultiKueueCluster", "Topology"};
+constexpr absl::string_view kUnsupportedKueueKinds[] = {"Topology"};
 
 // Converts one document object into `doc`.
 absl::Status ConvertObject(const json& object, Document* doc) {
@@ -1032,6 +1156,12 @@ absl::Status ConvertObject(const json& object, Document* doc) {
       } else if (*kind == "ProvisioningRequestConfig") {
         status = ReadProvisioningRequestConfig(
             root, config.mutable_provisioning_request_config());
+      } else if (*kind == "MultiKueueConfig") {
+        status = ReadMultiKueueConfig(root, version,
+                                      config.mutable_multi_kueue_config());
+      } else if (*kind == "MultiKueueCluster") {
+        status = ReadMultiKueueCluster(root, version,
+                                       config.mutable_multi_kueue_cluster());
       } else {
         status =
             ReadAdmissionCheck(root, version, config.mutable_admission_check());

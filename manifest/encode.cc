@@ -1,8 +1,9 @@
 // ToKueueJson and MakeList: kq.v1 protos -> Kueue-shaped JSON
-// (kueue.x-k8s.io/v1beta1 field names). Fields are omitted when empty, as
-// Kubernetes' omitempty does; a sub-object the proto has set is always
-// written, even when empty, so that `namespaceSelector: {}` (all
-// namespaces) survives and ParseManifests(ToYaml(ToKueueJson(x))) == x.
+// (kueue.x-k8s.io/v1beta1 field names; v1beta2 for the MultiKueue kinds).
+// Fields are omitted when empty, as Kubernetes' omitempty does; a sub-object
+// the proto has set is always written, even when empty, so that
+// `namespaceSelector: {}` (all namespaces) survives and
+// ParseManifests(ToYaml(ToKueueJson(x))) == x.
 
 #include <optional>
 #include <string>
@@ -29,6 +30,10 @@ using Repeated = google::protobuf::RepeatedPtrField<T>;
 using StringMap = google::protobuf::Map<std::string, std::string>;
 
 constexpr absl::string_view kKueueV1beta1 = "kueue.x-k8s.io/v1beta1";
+// The MultiKueue kinds are written in Kueue's storage version: v1beta1's
+// MultiKueueCluster has no clusterSource, and v1beta2 is what Kueue's
+// documentation shows.
+constexpr absl::string_view kKueueV1beta2 = "kueue.x-k8s.io/v1beta2";
 
 void PutString(json& out, const char* key, const std::string& value) {
   if (!value.empty()) out[key] = value;
@@ -397,6 +402,46 @@ json ProvisioningRequestConfigJson(const v1::ProvisioningRequestConfig& prc) {
   return out;
 }
 
+json MultiKueueConfigJson(const v1::MultiKueueConfig& config) {
+  json out = Header(kKueueV1beta2, "MultiKueueConfig");
+  out["metadata"] = MetadataJson(config.metadata());
+  if (!config.has_spec()) return out;
+  json spec = json::object();
+  PutList(spec, "clusters", config.spec().clusters());
+  PutString(spec, "quotaManagement", config.spec().quota_management());
+  out["spec"] = std::move(spec);
+  return out;
+}
+
+json MultiKueueClusterJson(const v1::MultiKueueCluster& cluster) {
+  json out = Header(kKueueV1beta2, "MultiKueueCluster");
+  out["metadata"] = MetadataJson(cluster.metadata());
+  if (cluster.has_spec()) {
+    const v1::ClusterSource& s = cluster.spec().cluster_source();
+    json source = json::object();
+    if (s.has_kube_config()) {
+      json kube_config = json::object();
+      PutString(kube_config, "location", s.kube_config().location());
+      PutString(kube_config, "locationType", s.kube_config().location_type());
+      source["kubeConfig"] = std::move(kube_config);
+    }
+    if (s.has_cluster_profile_ref()) {
+      json ref = json::object();
+      PutString(ref, "name", s.cluster_profile_ref().name());
+      source["clusterProfileRef"] = std::move(ref);
+    }
+    out["spec"] = {{"clusterSource", std::move(source)}};
+  }
+  if (cluster.has_status()) {
+    json status = json::object();
+    if (!cluster.status().conditions().empty()) {
+      status["conditions"] = ConditionsJson(cluster.status().conditions());
+    }
+    out["status"] = std::move(status);
+  }
+  return out;
+}
+
 json PodSetUpdateJson(const v1::PodSetUpdate& update) {
   json out = {{"name", update.name()}};
   PutMap(out, "labels", update.labels());
@@ -559,6 +604,10 @@ nlohmann::json ToKueueJson(const v1::ConfigObject& object) {
     case v1::ConfigObject::kProvisioningRequestConfig:
       return ProvisioningRequestConfigJson(
           object.provisioning_request_config());
+    case v1::ConfigObject::kMultiKueueConfig:
+      return MultiKueueConfigJson(object.multi_kueue_config());
+    case v1::ConfigObject::kMultiKueueCluster:
+      return MultiKueueClusterJson(object.multi_kueue_cluster());
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

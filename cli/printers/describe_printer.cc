@@ -335,6 +335,39 @@ void DescribeAdmissionCheck(DescribeWriter& w, const v1::AdmissionCheck& ac) {
   WriteConditions(w, 1, ac.status().conditions());
 }
 
+void DescribeMultiKueueConfig(DescribeWriter& w,
+                              const v1::MultiKueueConfig& config) {
+  w.Section(0, "Spec");
+  w.MultiField(
+      1, "Clusters",
+      {config.spec().clusters().begin(), config.spec().clusters().end()});
+  w.Field(1, "Quota Management",
+          config.spec().quota_management().empty()
+              ? "Manual"
+              : config.spec().quota_management());
+}
+
+void DescribeMultiKueueCluster(DescribeWriter& w,
+                               const v1::MultiKueueCluster& cluster) {
+  const v1::ClusterSource& source = cluster.spec().cluster_source();
+  w.Section(0, "Spec");
+  w.Section(1, "Cluster Source");
+  if (source.has_kube_config()) {
+    w.Section(2, "Kube Config");
+    w.Field(3, "Location", source.kube_config().location());
+    w.Field(3, "Location Type",
+            source.kube_config().location_type().empty()
+                ? "Secret"
+                : source.kube_config().location_type());
+  }
+  if (source.has_cluster_profile_ref()) {
+    w.Section(2, "Cluster Profile Ref");
+    w.Field(3, "Name", source.cluster_profile_ref().name());
+  }
+  w.Section(0, "Status");
+  WriteConditions(w, 1, cluster.status().conditions());
+}
+
 void DescribeProvisioningRequestConfig(
     DescribeWriter& w, const v1::ProvisioningRequestConfig& prc) {
   const v1::ProvisioningRequestConfigSpec& spec = prc.spec();
@@ -501,6 +534,12 @@ std::string DescribeObject(const v1::ConfigObject& object, absl::Time now) {
     case Kind::kProvisioningRequestConfig:
       DescribeProvisioningRequestConfig(w,
                                         object.provisioning_request_config());
+      break;
+    case Kind::kMultiKueueConfig:
+      DescribeMultiKueueConfig(w, object.multi_kueue_config());
+      break;
+    case Kind::kMultiKueueCluster:
+      DescribeMultiKueueCluster(w, object.multi_kueue_cluster());
       break;
     case Kind::kNamespace:
     case Kind::kWorkload:

@@ -17,7 +17,8 @@ namespace kq::cli {
 // Resource, Nominal, Borrowing Limit, Lending Limit, Reserved, Admitted);
 // a Cohort the same without usage; a ProvisioningRequestConfig its class,
 // parameters, managed resources, retry strategy, node selector updates and
-// merge policy. `now` dates the creation timestamp
+// merge policy; a MultiKueueConfig its clusters; a MultiKueueCluster its
+// cluster source and Active condition. `now` dates the creation timestamp
 // ("(5m ago)") so output is reproducible.
 std::string DescribeObject(const v1::ConfigObject& object, absl::Time now);
 

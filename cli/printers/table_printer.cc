@@ -115,6 +115,18 @@ Row ObjectRow(Kind kind, const v1::ConfigObject& object, bool wide,
                    : ""});
       return row;
     }
+    case Kind::kMultiKueueConfig:
+      row = {metadata.name(), age};
+      AddWide(
+          wide, row,
+          {absl::StrJoin(object.multi_kueue_config().spec().clusters(), ",")});
+      return row;
+    case Kind::kMultiKueueCluster:
+      // Kueue's printer column Connected: the Active condition's status.
+      return {metadata.name(),
+              ConditionStatus(
+                  object.multi_kueue_cluster().status().conditions(), "Active"),
+              age};
     case Kind::kNamespace:
     case Kind::kWorkload:
       break;
@@ -157,6 +169,12 @@ Row ObjectHeader(Kind kind, bool wide) {
       header = {"NAME", "PROVISIONING CLASS", "AGE"};
       AddWide(wide, header, {"MANAGED RESOURCES", "BACKOFF LIMIT"});
       return header;
+    case Kind::kMultiKueueConfig:
+      header = {"NAME", "AGE"};
+      AddWide(wide, header, {"CLUSTERS"});
+      return header;
+    case Kind::kMultiKueueCluster:
+      return {"NAME", "CONNECTED", "AGE"};
     case Kind::kNamespace:
     case Kind::kWorkload:
       break;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "cli/kinds.h"
 #include "cli/printers/format.h"
@@ -70,6 +71,15 @@ std::string ObjectSummary(const v1::ConfigObject& object) {
       return absl::StrCat("class=", object.provisioning_request_config()
                                         .spec()
                                         .provisioning_class_name());
+    case v1::ConfigObject::kMultiKueueConfig:
+      return absl::StrCat(
+          "clusters=",
+          absl::StrJoin(object.multi_kueue_config().spec().clusters(), ","));
+    case v1::ConfigObject::kMultiKueueCluster:
+      return absl::StrCat(
+          "connected=",
+          ConditionStatus(object.multi_kueue_cluster().status().conditions(),
+                          "Active"));
     case v1::ConfigObject::kNamespace:
     case v1::ConfigObject::KIND_NOT_SET:
       break;

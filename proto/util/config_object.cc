@@ -20,6 +20,10 @@ const v1::ObjectMeta& MetaOf(const v1::ConfigObject& object) {
       return object.admission_check().metadata();
     case v1::ConfigObject::kProvisioningRequestConfig:
       return object.provisioning_request_config().metadata();
+    case v1::ConfigObject::kMultiKueueConfig:
+      return object.multi_kueue_config().metadata();
+    case v1::ConfigObject::kMultiKueueCluster:
+      return object.multi_kueue_cluster().metadata();
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -44,6 +48,10 @@ v1::ObjectMeta* MutableMetaOf(v1::ConfigObject* object) {
       return object->mutable_admission_check()->mutable_metadata();
     case v1::ConfigObject::kProvisioningRequestConfig:
       return object->mutable_provisioning_request_config()->mutable_metadata();
+    case v1::ConfigObject::kMultiKueueConfig:
+      return object->mutable_multi_kueue_config()->mutable_metadata();
+    case v1::ConfigObject::kMultiKueueCluster:
+      return object->mutable_multi_kueue_cluster()->mutable_metadata();
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

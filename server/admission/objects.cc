@@ -3,8 +3,14 @@
 // ResourceFlavor and AdmissionCheck controllers, and their webhooks' checks
 // that need the other objects).
 
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -54,21 +60,26 @@ std::string AdmissionState::PutObject(ConfigObject object,
     action = "created";
     change_log_.MarkObject(key, Change::kAdded);
   }
+  if (key.kind == ObjectKind::kMultiKueueCluster) {
+    multikueue_cluster_active_.erase(key.name);
+  }
   LoadObject(std::move(object));
   return action;
 }
 
 void AdmissionState::Rebuild(absl::Time now) {
   std::set<std::string> flavor_names, check_names, inactive_checks;
+  std::map<std::string, std::string> check_controllers;
   for (const auto& [name, f] : flavors_) flavor_names.insert(name);
   for (const auto& [name, c] : admission_checks_) {
     check_names.insert(name);
+    check_controllers[name] = c.controller_name;
     if (AdmissionCheckActiveCondition(c).status != kConditionTrue) {
       inactive_checks.insert(name);
     }
   }
   cache_.Rebuild(cluster_queues_, cohorts_, flavor_names, check_names,
-                 inactive_checks);
+                 inactive_checks, check_controllers);
   nominations_.Clear();  // every tree has a new generation
   // Quotas may have changed anywhere: every flavor-scan bookmark is old.
   for (const auto& [name, cq] : cluster_queues_) {
@@ -179,6 +190,13 @@ absl::Status AdmissionState::RemoveObject(const ObjectKey& key) {
     case ObjectKind::kProvisioningRequestConfig:
       provisioning_request_configs_.erase(key.name);
       break;
+    case ObjectKind::kMultiKueueConfig:
+      multikueue_configs_.erase(key.name);
+      break;
+    case ObjectKind::kMultiKueueCluster:
+      multikueue_clusters_.erase(key.name);
+      multikueue_cluster_active_.erase(key.name);
+      break;
     case ObjectKind::kNamespace:
       namespaces_.erase(key.name);
       break;
@@ -192,47 +210,154 @@ absl::Status AdmissionState::RemoveObject(const ObjectKey& key) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Kueue's ConfigHelper.ConfigFromRef for parameters of `kind` (refValidForGK,
+// then the lookup by `find`, which returns the object's creation time or
+// nullopt when there is none): the error's text, or nullopt with `found`
+// set.
+std::optional<std::string> ParametersProblem(
+    const AdmissionCheck& check, absl::string_view kind,
+    absl::string_view resource,
+    const std::function<std::optional<absl::Time>(const std::string&)>& find,
+    absl::Time* found) {
+  constexpr char kBadRef[] = ": bad parameters reference";
+  const bool has_ref = !check.parameters_api_group.empty() ||
+                       !check.parameters_kind.empty() ||
+                       !check.parameters_name.empty();
+  if (!has_ref) return "missing parameters reference";
+  if (check.parameters_name.empty()) return absl::StrCat("empty name", kBadRef);
+  if (check.parameters_api_group != "kueue.x-k8s.io") {
+    return absl::StrCat("wrong group \"", check.parameters_api_group,
+                        "\", expecting \"kueue.x-k8s.io\"", kBadRef);
+  }
+  if (check.parameters_kind != kind) {
+    return absl::StrCat("wrong kind \"", check.parameters_kind,
+                        "\", expecting \"", kind, "\"", kBadRef);
+  }
+  std::optional<absl::Time> created = find(check.parameters_name);
+  if (!created.has_value()) {
+    return absl::StrCat(resource, ".kueue.x-k8s.io \"", check.parameters_name,
+                        "\" not found");
+  }
+  *found = *created;
+  return std::nullopt;
+}
+
+// Go's %v of a []string: "[a b c]".
+std::string GoList(const std::vector<std::string>& names) {
+  return absl::StrCat("[", absl::StrJoin(names, " "), "]");
+}
+
+}  // namespace
+
 Condition AdmissionState::AdmissionCheckActiveCondition(
     const AdmissionCheck& check) const {
   Condition active{kConditionActive, kConditionTrue, "Active",
                    "The admission check is active",
                    check.meta.creation_timestamp};
-  if (check.controller_name != kProvisioningRequestControllerName) {
-    return active;
-  }
-  // Kueue's ConfigHelper.ConfigFromRef (refValidForGK, then the lookup).
-  constexpr char kBadRef[] = ": bad parameters reference";
-  std::string problem;
-  const bool has_ref = !check.parameters_api_group.empty() ||
-                       !check.parameters_kind.empty() ||
-                       !check.parameters_name.empty();
-  if (!has_ref) {
-    problem = "missing parameters reference";
-  } else if (check.parameters_name.empty()) {
-    problem = absl::StrCat("empty name", kBadRef);
-  } else if (check.parameters_api_group != "kueue.x-k8s.io") {
-    problem = absl::StrCat("wrong group \"", check.parameters_api_group,
-                           "\", expecting \"kueue.x-k8s.io\"", kBadRef);
-  } else if (check.parameters_kind != "ProvisioningRequestConfig") {
-    problem =
-        absl::StrCat("wrong kind \"", check.parameters_kind,
-                     "\", expecting \"ProvisioningRequestConfig\"", kBadRef);
-  } else {
-    auto config = provisioning_request_configs_.find(check.parameters_name);
-    if (config == provisioning_request_configs_.end()) {
-      problem = absl::StrCat("provisioningrequestconfigs.kueue.x-k8s.io \"",
-                             check.parameters_name, "\" not found");
-    } else {
-      // It turned active when the later of the two appeared.
-      active.last_transition_time = std::max(
-          active.last_transition_time, config->second.meta.creation_timestamp);
+  absl::Time found = absl::InfinitePast();
+  if (check.controller_name == kProvisioningRequestControllerName) {
+    std::optional<std::string> problem = ParametersProblem(
+        check, "ProvisioningRequestConfig", "provisioningrequestconfigs",
+        [&](const std::string& name) -> std::optional<absl::Time> {
+          auto it = provisioning_request_configs_.find(name);
+          if (it == provisioning_request_configs_.end()) return std::nullopt;
+          return it->second.meta.creation_timestamp;
+        },
+        &found);
+    if (problem.has_value()) {
+      active.status = kConditionFalse;
+      active.reason = "BadParametersRef";
+      active.message = *problem;
       return active;
     }
+    // It turned active when the later of the two appeared.
+    active.last_transition_time = std::max(active.last_transition_time, found);
+    return active;
   }
-  active.status = kConditionFalse;
-  active.reason = "BadParametersRef";
-  active.message = problem;
+  if (check.controller_name != kMultiKueueControllerName) return active;
+  // Kueue's multikueue ACReconciler.Reconcile.
+  std::optional<std::string> problem = ParametersProblem(
+      check, "MultiKueueConfig", "multikueueconfigs",
+      [&](const std::string& name) -> std::optional<absl::Time> {
+        auto it = multikueue_configs_.find(name);
+        if (it == multikueue_configs_.end()) return std::nullopt;
+        return it->second.meta.creation_timestamp;
+      },
+      &found);
+  if (problem.has_value()) {
+    active.status = kConditionFalse;
+    active.reason = "BadConfig";
+    active.message =
+        absl::StrCat("Cannot load the AdmissionChecks parameters: ", *problem);
+    return active;
+  }
+  active.last_transition_time = std::max(active.last_transition_time, found);
+  const MultiKueueConfig& config =
+      multikueue_configs_.at(check.parameters_name);
+  std::vector<std::string> missing, inactive;
+  for (const std::string& name : config.clusters) {
+    auto cluster = multikueue_clusters_.find(name);
+    if (cluster == multikueue_clusters_.end()) {
+      missing.push_back(name);
+      continue;
+    }
+    const Condition condition =
+        MultiKueueClusterActiveCondition(cluster->second);
+    if (condition.status != kConditionTrue) inactive.push_back(name);
+    // What the check says follows from its clusters' conditions: it changed
+    // at the latest when one of them did.
+    active.last_transition_time =
+        std::max(active.last_transition_time, condition.last_transition_time);
+  }
+  const size_t unusable = missing.size() + inactive.size();
+  if (unusable == 0) return active;
+  if (unusable < config.clusters.size()) {
+    active.reason = "SomeActiveClusters";  // still True
+  } else {
+    active.status = kConditionFalse;
+    active.reason = "NoUsableClusters";
+  }
+  std::vector<std::string> parts;
+  if (!missing.empty()) {
+    parts.push_back(absl::StrCat("Missing clusters: ", GoList(missing)));
+  }
+  if (!inactive.empty()) {
+    parts.push_back(absl::StrCat("Inactive clusters: ", GoList(inactive)));
+  }
+  active.message = absl::StrJoin(parts, ", ");
   return active;
+}
+
+void AdmissionState::SetMultiKueueClusterActive(const std::string& name,
+                                                Condition active) {
+  active.type = kConditionActive;
+  auto it = multikueue_cluster_active_.find(name);
+  if (it != multikueue_cluster_active_.end()) {
+    if (it->second.status == active.status) {
+      active.last_transition_time = it->second.last_transition_time;
+    }
+    if (it->second == active) return;
+  }
+  multikueue_cluster_active_[name] = std::move(active);
+  // The checks naming it, and their ClusterQueues, may change.
+  config_changed_ = true;
+  needs_scheduling_ = true;
+}
+
+Condition AdmissionState::MultiKueueClusterActiveCondition(
+    const MultiKueueCluster& cluster) const {
+  auto it = multikueue_cluster_active_.find(cluster.meta.name);
+  if (it != multikueue_cluster_active_.end()) return it->second;
+  Condition condition{kConditionActive, kConditionFalse,
+                      "ClientConnectionFailed", "not connected yet",
+                      cluster.meta.creation_timestamp};
+  if (cluster.location_type == kLocationTypeSecret) {
+    condition.reason = "BadKubeConfig";
+    condition.message = kMultiKueueSecretMessage;
+  }
+  return condition;
 }
 
 }  // namespace kq::admission

@@ -61,6 +61,8 @@ ObjectView AdmissionState::ViewOf(const ConfigObject& object) const {
     }
   } else if (const auto* check = std::get_if<AdmissionCheck>(&object)) {
     view.conditions.push_back(AdmissionCheckActiveCondition(*check));
+  } else if (const auto* cluster = std::get_if<MultiKueueCluster>(&object)) {
+    view.conditions.push_back(MultiKueueClusterActiveCondition(*cluster));
   }
   return view;
 }

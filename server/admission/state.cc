@@ -24,6 +24,8 @@ void AdmissionState::Clear() {
   priority_classes_.clear();
   admission_checks_.clear();
   provisioning_request_configs_.clear();
+  multikueue_configs_.clear();
+  multikueue_clusters_.clear();
   namespaces_.clear();
   // Queued keys point at workloads: the queues go first.
   queues_ = queue::Manager();
@@ -59,6 +61,10 @@ void AdmissionState::LoadObject(ConfigObject object) {
           admission_checks_[key.name] = o;
         } else if constexpr (std::is_same_v<T, ProvisioningRequestConfig>) {
           provisioning_request_configs_[key.name] = o;
+        } else if constexpr (std::is_same_v<T, MultiKueueConfig>) {
+          multikueue_configs_[key.name] = o;
+        } else if constexpr (std::is_same_v<T, MultiKueueCluster>) {
+          multikueue_clusters_[key.name] = o;
         } else {
           static_assert(std::is_same_v<T, Namespace>);
           namespaces_[key.name] = o;
@@ -153,6 +159,12 @@ void AdmissionState::StampRevision(const ObjectKey& key, int64_t revision) {
       break;
     case ObjectKind::kProvisioningRequestConfig:
       provisioning_request_configs_[key.name].meta.revision = revision;
+      break;
+    case ObjectKind::kMultiKueueConfig:
+      multikueue_configs_[key.name].meta.revision = revision;
+      break;
+    case ObjectKind::kMultiKueueCluster:
+      multikueue_clusters_[key.name].meta.revision = revision;
       break;
     case ObjectKind::kNamespace:
       namespaces_[key.name].meta.revision = revision;

@@ -66,7 +66,7 @@ struct ObjectView {
   ConfigObject object;
   // Set for ClusterQueue and LocalQueue.
   std::optional<QueueStatus> status;
-  // Set for AdmissionCheck: its Active condition.
+  // Set for AdmissionCheck and MultiKueueCluster: its Active condition.
   Conditions conditions;
 };
 
@@ -195,18 +195,45 @@ class AdmissionState {
   provisioning_request_configs() const {
     return provisioning_request_configs_;
   }
+  const std::map<std::string, MultiKueueConfig>& multikueue_configs() const {
+    return multikueue_configs_;
+  }
+  const std::map<std::string, MultiKueueCluster>& multikueue_clusters() const {
+    return multikueue_clusters_;
+  }
   // An AdmissionCheck's Active condition. kq runs no check controllers and
-  // takes every check as active (reason Active), except those of Kueue's
-  // provisioning controller (kProvisioningRequestControllerName), which it
-  // judges as that controller does (acReconciler): Active=False, reason
-  // BadParametersRef, while spec.parameters does not name an existing
-  // kueue.x-k8s.io ProvisioningRequestConfig, with Kueue's message
-  // ("missing parameters reference", "wrong kind \"X\", expecting
-  // \"ProvisioningRequestConfig\": bad parameters reference",
-  // "provisioningrequestconfigs.kueue.x-k8s.io \"name\" not found"). A
-  // ClusterQueue using an inactive check is inactive (AdmissionCheckInactive)
+  // takes every check as active (reason Active), except those of two of
+  // Kueue's controllers, which it judges as they do (their acReconciler):
+  //  - provisioning (kProvisioningRequestControllerName): Active=False,
+  //    reason BadParametersRef, while spec.parameters does not name an
+  //    existing kueue.x-k8s.io ProvisioningRequestConfig, with Kueue's
+  //    message ("missing parameters reference", "wrong kind \"X\", expecting
+  //    \"ProvisioningRequestConfig\": bad parameters reference",
+  //    "provisioningrequestconfigs.kueue.x-k8s.io \"name\" not found");
+  //  - MultiKueue (kMultiKueueControllerName): False/BadConfig "Cannot load
+  //    the AdmissionChecks parameters: <the same kind of message for a
+  //    MultiKueueConfig>"; else by its clusters' Active conditions
+  //    (MultiKueueClusterActiveCondition): all True -> True/Active "The
+  //    admission check is active"; some missing or not True ->
+  //    True/SomeActiveClusters; all -> False/NoUsableClusters, the message
+  //    "Missing clusters: [a b], Inactive clusters: [c]" in config order.
+  // A ClusterQueue using an inactive check is inactive (AdmissionCheckInactive)
   // and admits nothing, as in Kueue.
   Condition AdmissionCheckActiveCondition(const AdmissionCheck& check) const;
+
+  // A MultiKueueCluster's Active condition as the federation runtime last
+  // reported it (from its connection to the worker); in memory only, not
+  // persisted. A change re-evaluates the MultiKueue checks and the
+  // ClusterQueues using them at the next Rebuild (config_changed()). A
+  // change to the cluster object (PutObject, RemoveObject) forgets the
+  // report, which was about the old spec.
+  void SetMultiKueueClusterActive(const std::string& name, Condition active);
+  // The Active condition of `cluster`: the one reported, else, before any
+  // report, False with reason BadKubeConfig for a Secret location (kq reads
+  // no Secrets; the message says to use a Path) or ClientConnectionFailed
+  // "not connected yet" otherwise.
+  Condition MultiKueueClusterActiveCondition(
+      const MultiKueueCluster& cluster) const;
 
   // Creates or replaces an already validated object. Returns "created",
   // "configured" or "unchanged" (then nothing changes). New objects get
@@ -569,6 +596,11 @@ class AdmissionState {
   std::map<std::string, AdmissionCheck> admission_checks_;
   std::map<std::string, ProvisioningRequestConfig>
       provisioning_request_configs_;
+  std::map<std::string, MultiKueueConfig> multikueue_configs_;
+  std::map<std::string, MultiKueueCluster> multikueue_clusters_;
+  // MultiKueueCluster name -> its Active condition as reported by the
+  // federation runtime (SetMultiKueueClusterActive).
+  std::map<std::string, Condition> multikueue_cluster_active_;
   std::map<std::string, Namespace> namespaces_;
   WorkloadTable workloads_;
   cache::Cache cache_;

@@ -20,6 +20,10 @@ Resource ResourceOf(ObjectKind kind) {
       return {auth::kKueueGroup, "admissionchecks"};
     case ObjectKind::kProvisioningRequestConfig:
       return {auth::kKueueGroup, "provisioningrequestconfigs"};
+    case ObjectKind::kMultiKueueConfig:
+      return {auth::kKueueGroup, "multikueueconfigs"};
+    case ObjectKind::kMultiKueueCluster:
+      return {auth::kKueueGroup, "multikueueclusters"};
     case ObjectKind::kWorkload:
       return {auth::kKueueGroup, "workloads"};
   }

@@ -588,7 +588,9 @@ constexpr ObjectKind kWatchableKinds[] = {
     ObjectKind::kLocalQueue,
     ObjectKind::kWorkloadPriorityClass,
     ObjectKind::kAdmissionCheck,
-    ObjectKind::kProvisioningRequestConfig};
+    ObjectKind::kProvisioningRequestConfig,
+    ObjectKind::kMultiKueueConfig,
+    ObjectKind::kMultiKueueCluster};
 
 }  // namespace
 

@@ -12,10 +12,13 @@
 //     hand `preempt`, both workload-editor's;
 //   - the Kueue controller's own rights (workloads/status) are the
 //     runner's `run` and the admission-check controllers' `checkstate`.
-// Kueue ships no role for WorkloadPriorityClasses, AdmissionChecks or
-// ProvisioningRequestConfigs (only cluster-admin may write them there);
-// kq adds editor and viewer roles for them to batch-admin, so a batch
-// administrator can apply the seed.
+// Kueue ships no role for WorkloadPriorityClasses, AdmissionChecks,
+// ProvisioningRequestConfigs, MultiKueueConfigs or MultiKueueClusters (only
+// cluster-admin may write them there, and only Kueue's manager role reads
+// the last two); kq adds editor and viewer roles for them to batch-admin, so
+// a batch administrator can apply the seed and the MultiKueue setup, and
+// lets the check controllers (kq-controller-role) read every check's
+// parameters, as Kueue's manager does.
 
 #include "server/auth/rbac.h"
 
@@ -300,7 +303,8 @@ metadata:
     rbac.kueue.x-k8s.io/batch-admin: "true"
 rules:
 - apiGroups: [kueue.x-k8s.io]
-  resources: [admissionchecks, provisioningrequestconfigs]
+  resources: [admissionchecks, provisioningrequestconfigs, multikueueconfigs,
+              multikueueclusters]
   verbs: [create, delete, get, list, patch, update, watch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -332,7 +336,8 @@ rules:
   resources: [workloads]
   verbs: [get, list, watch, checkstate]
 - apiGroups: [kueue.x-k8s.io]
-  resources: [admissionchecks, provisioningrequestconfigs]
+  resources: [admissionchecks, provisioningrequestconfigs, multikueueconfigs,
+              multikueueclusters]
   verbs: [get, list, watch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1

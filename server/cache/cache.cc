@@ -168,10 +168,11 @@ void CollectClusterQueues(const CohortSnapshot& cohort,
 // Kueue's clusterQueue.updateQueueStatus and inactiveReason for a queue
 // that is not in a cohort cycle: sets whether the queue is active and the
 // Active condition's reason and message.
-void SetActiveCondition(ClusterQueueSnapshot& cq,
-                        const std::set<std::string>& flavors,
-                        const std::set<std::string>& admission_checks,
-                        const std::set<std::string>& inactive_checks) {
+void SetActiveCondition(
+    ClusterQueueSnapshot& cq, const std::set<std::string>& flavors,
+    const std::set<std::string>& admission_checks,
+    const std::set<std::string>& inactive_checks,
+    const std::map<std::string, std::string>& check_controllers) {
   std::vector<std::string> reasons, messages;
   if (cq.spec.stop_policy != StopPolicy::kNone) {
     reasons.push_back("Stopped");
@@ -191,11 +192,35 @@ void SetActiveCondition(ClusterQueueSnapshot& cq,
   }
   // Kueue keeps the checks in a map and sorts what it reports.
   std::set<std::string> missing_checks, inactive;
+  // Kueue's updateWithAdmissionChecks: the MultiKueue and provisioning
+  // checks among the existing ones, and the MultiKueue checks that do not
+  // apply to every flavor of the ClusterQueue.
+  std::set<std::string> multikueue, provisioning, per_flavor_multikueue;
+  std::set<std::string> all_flavors;
+  for (const ResourceGroup& group : cq.spec.resource_groups) {
+    for (const FlavorQuotas& f : group.flavors) all_flavors.insert(f.name);
+  }
   for (const AdmissionCheckStrategyRule& rule : cq.spec.admission_checks) {
     if (!admission_checks.count(rule.name)) {
       missing_checks.insert(rule.name);
-    } else if (inactive_checks.count(rule.name)) {
-      inactive.insert(rule.name);
+      continue;
+    }
+    if (inactive_checks.count(rule.name)) inactive.insert(rule.name);
+    auto controller = check_controllers.find(rule.name);
+    if (controller == check_controllers.end()) continue;
+    if (controller->second == kProvisioningRequestControllerName) {
+      provisioning.insert(rule.name);
+    }
+    if (controller->second == kMultiKueueControllerName) {
+      multikueue.insert(rule.name);
+      // A rule without onFlavors applies to all flavors; one listing
+      // exactly all of them is no per-flavor rule either (Kueue compares
+      // the sets).
+      const std::set<std::string> on(rule.on_flavors.begin(),
+                                     rule.on_flavors.end());
+      if (!rule.on_flavors.empty() && on != all_flavors) {
+        per_flavor_multikueue.insert(rule.name);
+      }
     }
   }
   if (!missing_checks.empty()) {
@@ -207,6 +232,29 @@ void SetActiveCondition(ClusterQueueSnapshot& cq,
     reasons.push_back("AdmissionCheckInactive");
     messages.push_back(absl::StrCat("references inactive AdmissionCheck(s): ",
                                     absl::StrJoin(inactive, ",")));
+  }
+  if (multikueue.size() > 1) {
+    reasons.push_back("MultipleMultiKueueAdmissionChecks");
+    messages.push_back(
+        absl::StrCat("Cannot use multiple MultiKueue AdmissionChecks on the "
+                     "same ClusterQueue, found: ",
+                     absl::StrJoin(multikueue, ",")));
+  }
+  if (!per_flavor_multikueue.empty()) {
+    reasons.push_back("MultiKueueAdmissionCheckAppliedPerFlavor");
+    messages.push_back(
+        absl::StrCat("Cannot specify MultiKueue AdmissionCheck per flavor, "
+                     "found: ",
+                     absl::StrJoin(per_flavor_multikueue, ",")));
+  }
+  // Provisioning belongs on the workers, not on a MultiKueue manager.
+  if (!multikueue.empty() && !provisioning.empty()) {
+    reasons.push_back("MultiKueueWithProvisioningRequest");
+    messages.push_back(absl::StrCat(
+        "Cannot use both MultiKueue and ProvisioningRequest AdmissionChecks "
+        "together, found: ",
+        absl::StrJoin(multikueue, ","), ", ",
+        absl::StrJoin(provisioning, ",")));
   }
   if (reasons.empty()) {
     cq.active = true;
@@ -321,11 +369,13 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
   Rebuild(cluster_queues, cohorts, flavors, admission_checks, {});
 }
 
-void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
-                    const std::map<std::string, Cohort>& cohorts,
-                    const std::set<std::string>& flavors,
-                    const std::set<std::string>& admission_checks,
-                    const std::set<std::string>& inactive_admission_checks) {
+void Cache::Rebuild(
+    const std::map<std::string, ClusterQueue>& cluster_queues,
+    const std::map<std::string, Cohort>& cohorts,
+    const std::set<std::string>& flavors,
+    const std::set<std::string>& admission_checks,
+    const std::set<std::string>& inactive_admission_checks,
+    const std::map<std::string, std::string>& admission_check_controllers) {
   generation_ = NextCacheGeneration();
   cluster_queues_.clear();
   cluster_queues_by_name_.clear();
@@ -416,7 +466,7 @@ void Cache::Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
       continue;
     }
     SetActiveCondition(*cq, flavors, admission_checks,
-                       inactive_admission_checks);
+                       inactive_admission_checks, admission_check_controllers);
   }
 }
 

@@ -214,16 +214,22 @@ class Cache {
 
   // Rebuilds the tree from configuration and computes which ClusterQueues
   // are active (Kueue's inactiveReason: Stopped, FlavorNotFound,
-  // AdmissionCheckNotFound, AdmissionCheckInactive; and cohort cycles).
+  // AdmissionCheckNotFound, AdmissionCheckInactive,
+  // MultipleMultiKueueAdmissionChecks,
+  // MultiKueueAdmissionCheckAppliedPerFlavor,
+  // MultiKueueWithProvisioningRequest; and cohort cycles).
   // `admission_checks` names the AdmissionChecks that exist;
   // `inactive_admission_checks` those of them whose Active condition is not
-  // True. Usage is reset to zero: the caller re-adds the usage of every
-  // workload holding quota.
+  // True; `admission_check_controllers` their spec.controllerName (a check
+  // left out has a controller with no constraints). Usage is reset to zero:
+  // the caller re-adds the usage of every workload holding quota.
   void Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
                const std::map<std::string, Cohort>& cohorts,
                const std::set<std::string>& flavors,
                const std::set<std::string>& admission_checks,
-               const std::set<std::string>& inactive_admission_checks);
+               const std::set<std::string>& inactive_admission_checks,
+               const std::map<std::string, std::string>&
+                   admission_check_controllers = {});
   // As above, with every existing AdmissionCheck active.
   void Rebuild(const std::map<std::string, ClusterQueue>& cluster_queues,
                const std::map<std::string, Cohort>& cohorts,

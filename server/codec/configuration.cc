@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 
 #include "base/status_macros.h"
 #include "server/codec/codec.h"
@@ -11,6 +12,55 @@
 #include "server/core/config.h"
 
 namespace kq::codec {
+namespace {
+
+absl::Duration DurationFromProto(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+// Kueue's defaulting (apis/config/v1beta2/defaults.go): an absent field
+// keeps MultiKueueSettings' default, a present one (even zero) is kept;
+// an empty origin or dispatcher name reads as the default, and stepSize is
+// defaulted only for the Incremental dispatcher. Returns whether
+// incrementalDispatcherConfig was given.
+absl::StatusOr<bool> MultiKueueFromProto(const v1::MultiKueueSettings& proto,
+                                         MultiKueueSettings* out) {
+  if (proto.has_gc_interval())
+    out->gc_interval = DurationFromProto(proto.gc_interval());
+  if (proto.has_origin() && !proto.origin().empty()) {
+    out->origin = proto.origin();
+  }
+  if (proto.has_worker_lost_timeout()) {
+    out->worker_lost_timeout = DurationFromProto(proto.worker_lost_timeout());
+  }
+  if (proto.has_dispatcher_name() && !proto.dispatcher_name().empty()) {
+    out->dispatcher_name = proto.dispatcher_name();
+  }
+  if (proto.has_fencing()) {
+    if (proto.fencing() == "Lease") {
+      out->lease_fencing = true;
+    } else if (proto.fencing().empty() || proto.fencing() == "None") {
+      out->lease_fencing = false;
+    } else {
+      return UnsupportedValue("multiKueue.fencing", proto.fencing(),
+                              "None or Lease");
+    }
+  }
+  if (!proto.has_incremental_dispatcher_config()) return false;
+  const v1::IncrementalDispatcherConfig& incremental =
+      proto.incremental_dispatcher_config();
+  if (incremental.has_step_size() &&
+      out->dispatcher_name == kMultiKueueDispatcherIncremental) {
+    out->incremental_step_size = incremental.step_size();
+  }
+  if (incremental.has_round_timeout()) {
+    out->incremental_round_timeout =
+        DurationFromProto(incremental.round_timeout());
+  }
+  return true;
+}
+
+}  // namespace
 
 absl::StatusOr<Configuration> FromProto(const v1::Configuration& proto) {
   Configuration config;
@@ -68,6 +118,16 @@ absl::StatusOr<Configuration> FromProto(const v1::Configuration& proto) {
         out.outputs,
         ResourceListFromProto(absl::StrCat(path, ".outputs"), in.outputs()));
   }
+  bool incremental_config_given = false;
+  if (proto.has_multi_kueue()) {
+    KQ_ASSIGN_OR_RETURN(
+        incremental_config_given,
+        MultiKueueFromProto(proto.multi_kueue(), &config.multi_kueue));
+  }
+  // The multiKueue section first, as Kueue validates it first; its
+  // incrementalDispatcherConfig rule needs to know the section was there.
+  KQ_RETURN_IF_ERROR(
+      ValidateMultiKueueSettings(config.multi_kueue, incremental_config_given));
   KQ_RETURN_IF_ERROR(ValidateConfiguration(config));
   return config;
 }

@@ -1,6 +1,7 @@
 // The configuration objects: ResourceFlavor, ClusterQueue, Cohort,
 // LocalQueue, WorkloadPriorityClass, AdmissionCheck,
-// ProvisioningRequestConfig and Namespace.
+// ProvisioningRequestConfig, MultiKueueConfig, MultiKueueCluster and
+// Namespace.
 
 #include <optional>
 #include <string>
@@ -434,6 +435,69 @@ void ProvisioningRequestConfigToProto(const ProvisioningRequestConfig& prc,
   spec->set_pod_set_merge_policy(prc.pod_set_merge_policy);
 }
 
+// An empty quotaManagement reads as Kueue's default, Manual.
+MultiKueueConfig MultiKueueConfigFromProto(const v1::MultiKueueConfig& proto) {
+  MultiKueueConfig config;
+  config.meta = MetaFromProto(proto.metadata());
+  config.clusters = {proto.spec().clusters().begin(),
+                     proto.spec().clusters().end()};
+  if (!proto.spec().quota_management().empty()) {
+    config.quota_management = proto.spec().quota_management();
+  }
+  return config;
+}
+
+void MultiKueueConfigToProto(const MultiKueueConfig& config,
+                             v1::MultiKueueConfig* proto) {
+  MetaToProto(config.meta, proto->mutable_metadata());
+  for (const std::string& cluster : config.clusters) {
+    proto->mutable_spec()->add_clusters(cluster);
+  }
+  proto->mutable_spec()->set_quota_management(config.quota_management);
+}
+
+// A source given with its required field empty is refused here, where its
+// presence is still known (the core type keeps no empty source): Kueue's CRD
+// says the field is required rather than that no source was given.
+absl::StatusOr<MultiKueueCluster> MultiKueueClusterFromProto(
+    const v1::MultiKueueCluster& proto) {
+  MultiKueueCluster cluster;
+  cluster.meta = MetaFromProto(proto.metadata());
+  const v1::ClusterSource& source = proto.spec().cluster_source();
+  if (source.has_kube_config()) {
+    if (source.kube_config().location().empty()) {
+      return absl::InvalidArgumentError(
+          "spec.clusterSource.kubeConfig.location: Required value");
+    }
+    cluster.location = source.kube_config().location();
+    if (!source.kube_config().location_type().empty()) {
+      cluster.location_type = source.kube_config().location_type();
+    }
+  }
+  if (source.has_cluster_profile_ref()) {
+    if (source.cluster_profile_ref().name().empty()) {
+      return absl::InvalidArgumentError(
+          "spec.clusterSource.clusterProfileRef.name: Required value");
+    }
+    cluster.cluster_profile_name = source.cluster_profile_ref().name();
+  }
+  return cluster;
+}
+
+void MultiKueueClusterToProto(const MultiKueueCluster& cluster,
+                              v1::MultiKueueCluster* proto) {
+  MetaToProto(cluster.meta, proto->mutable_metadata());
+  v1::ClusterSource* source = proto->mutable_spec()->mutable_cluster_source();
+  if (!cluster.location.empty()) {
+    source->mutable_kube_config()->set_location(cluster.location);
+    source->mutable_kube_config()->set_location_type(cluster.location_type);
+  }
+  if (!cluster.cluster_profile_name.empty()) {
+    source->mutable_cluster_profile_ref()->set_name(
+        cluster.cluster_profile_name);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ConfigObject> FromProto(const v1::ConfigObject& proto) {
@@ -463,6 +527,14 @@ absl::StatusOr<ConfigObject> FromProto(const v1::ConfigObject& proto) {
     case v1::ConfigObject::kProvisioningRequestConfig:
       return ProvisioningRequestConfigFromProto(
           proto.provisioning_request_config());
+    case v1::ConfigObject::kMultiKueueConfig:
+      return MultiKueueConfigFromProto(proto.multi_kueue_config());
+    case v1::ConfigObject::kMultiKueueCluster: {
+      KQ_ASSIGN_OR_RETURN(
+          MultiKueueCluster cluster,
+          MultiKueueClusterFromProto(proto.multi_kueue_cluster()));
+      return cluster;
+    }
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -503,6 +575,14 @@ v1::ConfigObject ToProto(const ConfigObject& object) {
       ProvisioningRequestConfigToProto(
           std::get<ProvisioningRequestConfig>(object),
           proto.mutable_provisioning_request_config());
+      break;
+    case ObjectKind::kMultiKueueConfig:
+      MultiKueueConfigToProto(std::get<MultiKueueConfig>(object),
+                              proto.mutable_multi_kueue_config());
+      break;
+    case ObjectKind::kMultiKueueCluster:
+      MultiKueueClusterToProto(std::get<MultiKueueCluster>(object),
+                               proto.mutable_multi_kueue_cluster());
       break;
     case ObjectKind::kWorkload:
       break;  // not a ConfigObject alternative

@@ -8,6 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "base/status_macros.h"
+#include "server/core/apimachinery.h"
+
 namespace kq {
 namespace {
 
@@ -41,9 +44,55 @@ const char* FairSharingStrategyName(FairSharingStrategy strategy) {
   return "Unknown";
 }
 
-// Checks run in the order of Kueue's Validate (fair sharing, transformations,
-// quota check strategy), so the error returned is the first Kueue lists.
+absl::Status ValidateMultiKueueSettings(const MultiKueueSettings& settings,
+                                        bool incremental_config_given) {
+  constexpr char kNegative[] = ": must be greater than or equal to 0";
+  if (settings.gc_interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("multiKueue.gcInterval: Invalid value: ",
+                     absl::FormatDuration(settings.gc_interval), kNegative));
+  }
+  if (settings.worker_lost_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "multiKueue.workerLostTimeout: Invalid value: ",
+        absl::FormatDuration(settings.worker_lost_timeout), kNegative));
+  }
+  if (std::vector<std::string> errors = LabelValueErrors(settings.origin);
+      !errors.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("multiKueue.origin: Invalid value: \"", settings.origin,
+                     "\": ", absl::StrJoin(errors, ",")));
+  }
+  if (incremental_config_given &&
+      settings.dispatcher_name != kMultiKueueDispatcherIncremental) {
+    return absl::InvalidArgumentError(
+        "multiKueue.incrementalDispatcherConfig: Invalid value: "
+        "incrementalDispatcherConfig is only valid when dispatcherName is set "
+        "to the incremental dispatcher");
+  }
+  if (settings.incremental_step_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("multiKueue.incrementalDispatcherConfig.stepSize: Invalid "
+                     "value: ",
+                     settings.incremental_step_size,
+                     ": must be greater than or equal to 1"));
+  }
+  if (settings.incremental_round_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "multiKueue.incrementalDispatcherConfig.roundTimeout: Invalid value: ",
+        absl::FormatDuration(settings.incremental_round_timeout),
+        ": must be greater than 0 (a kq extension)"));
+  }
+  return absl::OkStatus();
+}
+
+// Checks run in the order of Kueue's Validate (multiKueue, fair sharing,
+// transformations, quota check strategy), so the error returned is the first
+// Kueue lists.
 absl::Status ValidateConfiguration(const Configuration& config) {
+  KQ_RETURN_IF_ERROR(ValidateMultiKueueSettings(config.multi_kueue,
+                                                /*incremental_config_given=*/
+                                                false));
   if (config.fair_sharing.has_value()) {
     using enum FairSharingStrategy;
     const std::vector<FairSharingStrategy>& got =

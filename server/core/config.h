@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 #include "server/core/objects.h"
 
@@ -85,15 +86,59 @@ struct ResourceConfig {
                          const ResourceConfig&) = default;
 };
 
+// Kueue's Configuration.multiKueue, with Kueue's defaults
+// (apis/config/v1beta2/defaults.go). Read by the federation runtime; no
+// admission decision of a single kqd depends on it. Value type.
+struct MultiKueueSettings {
+  // How often remote objects without a local owner are collected; 0 turns
+  // the collection off.
+  absl::Duration gc_interval = absl::Minutes(1);
+  // The value of kMultiKueueOriginLabel on the copies this manager makes; a
+  // valid label value.
+  std::string origin = "multikueue";
+  // How long a workload admitted on a worker whose connection was lost
+  // keeps its reservation there before it is evicted and retried.
+  absl::Duration worker_lost_timeout = absl::Minutes(15);
+  // kMultiKueueDispatcherAllAtOnce, kMultiKueueDispatcherIncremental, or an
+  // external dispatcher's name.
+  std::string dispatcher_name = kMultiKueueDispatcherAllAtOnce;
+  // incrementalDispatcherConfig.stepSize: workers nominated per round by
+  // the Incremental dispatcher. Only meaningful with it.
+  int32_t incremental_step_size = 3;
+  // kq extensions, not in Kueue:
+  // incrementalDispatcherConfig.roundTimeout: how long an Incremental round
+  // waits for an admission before nominating more workers (Kueue's is a
+  // fixed 5 minutes).
+  absl::Duration incremental_round_timeout = absl::Minutes(5);
+  // multiKueue.fencing: Lease (true) makes a copy bound to one worker hold
+  // a lease the manager renews; None (false, the default) does not.
+  bool lease_fencing = false;
+  friend bool operator==(const MultiKueueSettings&,
+                         const MultiKueueSettings&) = default;
+};
+
+// Kueue's validateMultiKueue (pkg/config/validation.go) on `settings`, in
+// its order: gcInterval and workerLostTimeout not negative, origin a label
+// value, then, when `incremental_config_given` (the document had
+// incrementalDispatcherConfig), the Incremental dispatcher selected, and
+// stepSize >= 1; and kq's roundTimeout > 0. InvalidArgument naming the field
+// ("multiKueue.gcInterval: Invalid value: -1s: must be greater than or equal
+// to 0").
+absl::Status ValidateMultiKueueSettings(const MultiKueueSettings& settings,
+                                        bool incremental_config_given);
+
 // Value type; the default is Kueue's behaviour without a Configuration.
 struct Configuration {
   // Absent: fair sharing off (classical ordering and preemption).
   std::optional<FairSharingConfig> fair_sharing;
   ResourceConfig resources;
+  MultiKueueSettings multi_kueue;
   friend bool operator==(const Configuration&, const Configuration&) = default;
 };
 
-// Kueue's configuration validation for these fields: a non-empty strategy
+// Kueue's configuration validation for these fields: the multiKueue
+// section (ValidateMultiKueueSettings, without the document-only check of
+// incrementalDispatcherConfig's presence), a non-empty strategy
 // list among those it accepts, one transformation per input, no excluded
 // prefixes with IgnoreUndeclared. InvalidArgument names the field
 // ("fairSharing.preemptionStrategies: ...") of the first error Kueue's

@@ -26,6 +26,10 @@ const char* KindName(ObjectKind kind) {
       return "AdmissionCheck";
     case ObjectKind::kProvisioningRequestConfig:
       return "ProvisioningRequestConfig";
+    case ObjectKind::kMultiKueueConfig:
+      return "MultiKueueConfig";
+    case ObjectKind::kMultiKueueCluster:
+      return "MultiKueueCluster";
     case ObjectKind::kWorkload:
       return "Workload";
   }
@@ -67,6 +71,12 @@ bool ParseKind(const std::string& text, ObjectKind* kind) {
       {"provisioningrequestconfig", ObjectKind::kProvisioningRequestConfig},
       {"provisioningrequestconfigs", ObjectKind::kProvisioningRequestConfig},
       {"prc", ObjectKind::kProvisioningRequestConfig},
+      {"multikueueconfig", ObjectKind::kMultiKueueConfig},
+      {"multikueueconfigs", ObjectKind::kMultiKueueConfig},
+      {"mkconf", ObjectKind::kMultiKueueConfig},
+      {"multikueuecluster", ObjectKind::kMultiKueueCluster},
+      {"multikueueclusters", ObjectKind::kMultiKueueCluster},
+      {"mkc", ObjectKind::kMultiKueueCluster},
       {"workload", ObjectKind::kWorkload},
       {"workloads", ObjectKind::kWorkload},
       {"wl", ObjectKind::kWorkload},
@@ -152,10 +162,11 @@ bool SelectorMatches(const LabelSelector& selector, const Labels& labels) {
 
 ObjectKind KindOf(const ConfigObject& object) {
   static constexpr ObjectKind kKinds[] = {
-      ObjectKind::kNamespace,      ObjectKind::kResourceFlavor,
-      ObjectKind::kClusterQueue,   ObjectKind::kCohort,
-      ObjectKind::kLocalQueue,     ObjectKind::kWorkloadPriorityClass,
-      ObjectKind::kAdmissionCheck, ObjectKind::kProvisioningRequestConfig};
+      ObjectKind::kNamespace,        ObjectKind::kResourceFlavor,
+      ObjectKind::kClusterQueue,     ObjectKind::kCohort,
+      ObjectKind::kLocalQueue,       ObjectKind::kWorkloadPriorityClass,
+      ObjectKind::kAdmissionCheck,   ObjectKind::kProvisioningRequestConfig,
+      ObjectKind::kMultiKueueConfig, ObjectKind::kMultiKueueCluster};
   static_assert(std::size(kKinds) == std::variant_size_v<ConfigObject>);
   return kKinds[object.index()];
 }

@@ -37,6 +37,8 @@ enum class ObjectKind {
   kWorkloadPriorityClass,
   kAdmissionCheck,
   kProvisioningRequestConfig,
+  kMultiKueueConfig,
+  kMultiKueueCluster,
   kWorkload,
 };
 
@@ -297,6 +299,63 @@ struct ProvisioningRequestConfig {
                          const ProvisioningRequestConfig&) = default;
 };
 
+// The controller name of Kueue's MultiKueue admission check, whose
+// parameters are a MultiKueueConfig.
+inline constexpr char kMultiKueueControllerName[] = "kueue.x-k8s.io/multikueue";
+// Set on every copy a MultiKueue manager makes on a worker, to the manager's
+// Configuration multiKueue.origin; garbage collection keys on it.
+inline constexpr char kMultiKueueOriginLabel[] =
+    "kueue.x-k8s.io/multikueue-origin";
+// Kueue's built-in dispatchers (Configuration multiKueue.dispatcherName);
+// any other name is an external dispatcher.
+inline constexpr char kMultiKueueDispatcherAllAtOnce[] =
+    "kueue.x-k8s.io/multikueue-dispatcher-all-at-once";
+inline constexpr char kMultiKueueDispatcherIncremental[] =
+    "kueue.x-k8s.io/multikueue-dispatcher-incremental";
+// MultiKueueConfig.spec.quotaManagement and MultiKueueCluster
+// clusterSource.kubeConfig.locationType values.
+inline constexpr char kQuotaManagementManual[] = "Manual";
+inline constexpr char kQuotaManagementAutomated[] = "Automated";
+inline constexpr char kLocationTypeSecret[] = "Secret";
+inline constexpr char kLocationTypePath[] = "Path";
+
+// Why a MultiKueueCluster whose kubeConfig is a Secret never connects: the
+// message of its Active=False (BadKubeConfig) condition, with Kueue's
+// "load client config failed: " prefix, and of the warning when it is
+// applied.
+inline constexpr char kMultiKueueSecretMessage[] =
+    "load client config failed: kq does not read Kubernetes Secrets; set "
+    "spec.clusterSource.kubeConfig.locationType to Path and location to the "
+    "absolute path of a kq contexts file on kqd's machine (naming the "
+    "worker's server, with tls-ca, cert and key, or token-file as needed)";
+
+// Kueue's MultiKueueConfig (cluster-scoped): the parameters of an
+// AdmissionCheck whose controller is kMultiKueueControllerName, naming the
+// MultiKueueClusters its workloads are dispatched to. The order of
+// `clusters` matters: the Incremental dispatcher nominates in this order.
+struct MultiKueueConfig {
+  ObjectMeta meta;
+  std::vector<std::string> clusters;
+  std::string quota_management = kQuotaManagementManual;
+  friend bool operator==(const MultiKueueConfig&,
+                         const MultiKueueConfig&) = default;
+};
+
+// Kueue's MultiKueueCluster (cluster-scoped): how a manager reaches one
+// worker. Exactly one source is set: a kubeConfig (`location_type` and
+// `location`) or a clusterProfileRef (`cluster_profile_name`). kq reads a
+// Path location as a kq contexts file (kq/client/context_file.h); it reads
+// no Kubernetes Secrets. Its status (the Active condition) is not part of
+// the object: the federation runtime reports it to AdmissionState.
+struct MultiKueueCluster {
+  ObjectMeta meta;
+  std::string location_type = kLocationTypeSecret;  // clusterSource.kubeConfig
+  std::string location;
+  std::string cluster_profile_name;  // clusterSource.clusterProfileRef.name
+  friend bool operator==(const MultiKueueCluster&,
+                         const MultiKueueCluster&) = default;
+};
+
 // ---------------------------------------------------------------------------
 // Workload
 
@@ -537,7 +596,8 @@ using NamespacedName = std::pair<std::string, std::string>;
 // Any configuration object (everything but Workload).
 using ConfigObject = std::variant<Namespace, ResourceFlavor, ClusterQueue,
                                   Cohort, LocalQueue, WorkloadPriorityClass,
-                                  AdmissionCheck, ProvisioningRequestConfig>;
+                                  AdmissionCheck, ProvisioningRequestConfig,
+                                  MultiKueueConfig, MultiKueueCluster>;
 
 ObjectKind KindOf(const ConfigObject& object);
 const ObjectMeta& MetaOf(const ConfigObject& object);

@@ -184,6 +184,10 @@ absl::Status ValidateConfigObject(const ConfigObject& object) {
           return ValidateMeta(o.meta, false);
         } else if constexpr (std::is_same_v<T, ProvisioningRequestConfig>) {
           return ValidateProvisioningRequestConfig(o);
+        } else if constexpr (std::is_same_v<T, MultiKueueConfig>) {
+          return ValidateMultiKueueConfig(o);
+        } else if constexpr (std::is_same_v<T, MultiKueueCluster>) {
+          return ValidateMultiKueueCluster(o);
         } else {
           static_assert(std::is_same_v<T, AdmissionCheck>);
           KQ_RETURN_IF_ERROR(ValidateMeta(o.meta, false));
@@ -230,6 +234,14 @@ absl::Status ValidateAnnotations(absl::string_view path,
 
 std::vector<std::string> ConfigWarnings(const ConfigObject& object) {
   std::vector<std::string> warnings;
+  if (const auto* mkc = std::get_if<MultiKueueCluster>(&object);
+      mkc != nullptr && !mkc->location.empty() &&
+      mkc->location_type == kLocationTypeSecret) {
+    warnings.push_back(absl::StrCat(
+        "MultiKueueCluster \"", mkc->meta.name,
+        "\": ", kMultiKueueSecretMessage,
+        "; the cluster stays inactive (BadKubeConfig) until then"));
+  }
   const ClusterQueue* cq = std::get_if<ClusterQueue>(&object);
   if (cq == nullptr) return warnings;
   const std::string who = absl::StrCat("ClusterQueue \"", cq->meta.name, "\"");

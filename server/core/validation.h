@@ -77,7 +77,8 @@ absl::Status ValidateSubmittedWorkload(const Workload& workload);
 // webhook would have refused the object or silently ignored a field:
 // resources listed in another order than coveredResources, covered
 // resources a flavor omits (nominal quota 0), limits without a cohort, and
-// a ClusterQueue without namespaceSelector (admits nothing).
+// a ClusterQueue without namespaceSelector (admits nothing), and a
+// MultiKueueCluster whose kubeConfig is a Secret (kq reads none).
 std::vector<std::string> ConfigWarnings(const ConfigObject& object);
 
 }  // namespace kq

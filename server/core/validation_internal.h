@@ -32,5 +32,7 @@ absl::Status ValidateClusterQueue(const ClusterQueue& cq);
 absl::Status ValidateCohort(const Cohort& cohort);
 absl::Status ValidateProvisioningRequestConfig(
     const ProvisioningRequestConfig& prc);
+absl::Status ValidateMultiKueueConfig(const MultiKueueConfig& config);
+absl::Status ValidateMultiKueueCluster(const MultiKueueCluster& cluster);
 
 }  // namespace kq

@@ -15,6 +15,7 @@ the messages are those of kq/v1/*.proto, importable as kq.v1.<file>_pb2
 from kq.client import (Client, KqError, WatchProgress, WatchStream,
                        cluster_queue, condition, config_object, is_admitted,
                        is_finished, is_loopback_target, local_queue,
+                       multikueue_cluster, multikueue_config,
                        priority_class, resource_flavor, workload)
 from kq.launcher import Launch, NotAdmitted, Stopped
 from kq.v1 import admin_service_pb2, objects_pb2, queue_service_pb2
@@ -36,6 +37,8 @@ __all__ = [
     "is_finished",
     "is_loopback_target",
     "local_queue",
+    "multikueue_cluster",
+    "multikueue_config",
     "objects_pb2",
     "priority_class",
     "queue_service_pb2",

@@ -362,6 +362,26 @@ def local_queue(namespace, name, cluster_queue_name):
     return lq
 
 
+def multikueue_config(name, clusters):
+    """A MultiKueueConfig dispatching to `clusters` (MultiKueueCluster
+    names, in the order the Incremental dispatcher nominates them)."""
+    config = objects_pb2.MultiKueueConfig()
+    config.metadata.name = name
+    config.spec.clusters.extend(clusters)
+    return config
+
+
+def multikueue_cluster(name, path):
+    """A MultiKueueCluster reached through the kq contexts file at `path`
+    (absolute, on kqd's machine: kubeConfig locationType Path)."""
+    cluster = objects_pb2.MultiKueueCluster()
+    cluster.metadata.name = name
+    kube_config = cluster.spec.cluster_source.kube_config
+    kube_config.location = path
+    kube_config.location_type = "Path"
+    return cluster
+
+
 def priority_class(name, value, description=""):
     """A WorkloadPriorityClass."""
     pc = objects_pb2.WorkloadPriorityClass(value=value, description=description)
@@ -378,6 +398,8 @@ _CONFIG_FIELDS = {
     objects_pb2.WorkloadPriorityClass: "workload_priority_class",
     objects_pb2.AdmissionCheck: "admission_check",
     objects_pb2.ProvisioningRequestConfig: "provisioning_request_config",
+    objects_pb2.MultiKueueConfig: "multi_kueue_config",
+    objects_pb2.MultiKueueCluster: "multi_kueue_cluster",
 }
 
 
