@@ -51,6 +51,15 @@ ALLOWED = {
         },
     # The MultiKueue manager's pure decision rules: core types only.
     "server/federation": ABSL | {"server/core"},
+    # The MultiKueue manager's runtime: links to the workers over the
+    # client library, and the controller that follows the engine's commits.
+    "server/federation/manager":
+        ABSL | {
+            "base", "server/common", "server/core", "server/federation",
+            "server/engine", "server/admission", "server/store",
+            "server/codec", "proto", "google", "kq_client", "prometheus",
+            "spdlog"
+        },
     "server/simulator":
         ABSL | {"base", "server/common", "server/core", "server/admission"},
     "server/codec":

@@ -250,6 +250,12 @@ absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
     if (status.multikueue().has_round_start()) {
       mk.round_start = FromProto(status.multikueue().round_start());
     }
+    if (status.multikueue().has_worker_admission()) {
+      KQ_ASSIGN_OR_RETURN(
+          Admission admission,
+          AdmissionFromProto(status.multikueue().worker_admission()));
+      mk.worker_admission = std::move(admission);
+    }
     wl.multikueue = std::move(mk);
   }
   if (status.has_remote()) {
@@ -331,6 +337,11 @@ v1::Workload WorkloadToProto(const Workload& workload, TemplateOut out) {
     if (mk.round_start.has_value()) {
       *status->mutable_multikueue()->mutable_round_start() =
           ToProto(*mk.round_start);
+    }
+    if (mk.worker_admission.has_value()) {
+      AdmissionToProto(
+          *mk.worker_admission,
+          status->mutable_multikueue()->mutable_worker_admission());
     }
   }
   if (workload.remote.has_value()) {

@@ -453,11 +453,6 @@ struct Runner {
   friend bool operator==(const Runner&, const Runner&) = default;
 };
 
-// The label Kueue's MultiKueue puts on every copy it makes on a worker, set
-// to the manager's multiKueue.origin.
-inline constexpr char kMultiKueueOriginLabel[] =
-    "kueue.x-k8s.io/multikueue-origin";
-
 // What a MultiKueue worker knows of a copy it holds of a manager's workload
 // (kq federation; Kueue keeps this in the copy's origin label and in the
 // manager's memory). Set on the worker only.
@@ -494,6 +489,9 @@ struct MultiKueueStatus {
   // When the Incremental dispatcher's current round began (Kueue keeps it
   // in memory only).
   std::optional<absl::Time> round_start;
+  // The winning worker's admission (its flavors), copied when the check
+  // turns Ready: a runner on the manager runs with the worker's flavors.
+  std::optional<Admission> worker_admission;
   friend bool operator==(const MultiKueueStatus&,
                          const MultiKueueStatus&) = default;
 };

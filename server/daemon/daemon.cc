@@ -23,6 +23,8 @@
 #include "manifest/manifest.h"
 #include "server/api/admit_calls.h"
 #include "server/api/federation_service.h"
+#include "server/federation/manager/controller.h"
+#include "server/federation/manager/federation_metrics.h"
 #include "server/api/in_flight_calls.h"
 #include "server/api/services.h"
 #include "server/auth/access.h"
@@ -188,6 +190,8 @@ struct Server::Parts {
   std::unique_ptr<api::AdminServiceImpl> admin;
   std::unique_ptr<api::QueueServiceImpl> queue;
   std::unique_ptr<api::FederationServiceImpl> federation;
+  std::unique_ptr<federation::FederationMetrics> federation_metrics;
+  std::unique_ptr<federation::Controller> multikueue;
   // Outlives the server: its interceptors count into it.
   api::InFlightCalls in_flight;
   std::unique_ptr<grpc::Server> server;
@@ -226,6 +230,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   parts->metrics = std::make_unique<metrics::KqdMetrics>(*parts->engine);
   parts->auth_metrics =
       std::make_unique<auth::AuthMetrics>(parts->metrics->registry());
+  // Every kqd runs the MultiKueue controller; it has nothing to do until a
+  // ClusterQueue has a MultiKueue check.
+  parts->federation_metrics = std::make_unique<federation::FederationMetrics>(
+      parts->metrics->registry(), metrics::kStandalone);
+  {
+    federation::ControllerOptions multikueue;
+    multikueue.metrics = parts->federation_metrics.get();
+    multikueue.resolve = ResolveMultiKueueCluster;
+    parts->multikueue = std::make_unique<federation::Controller>(
+        *parts->engine, std::move(multikueue));
+    parts->engine->AddObserver(parts->multikueue.get());
+  }
   parts->policy_files = std::make_unique<auth::PolicyFiles>(
       config.token_file, config.authz_file, parts->auth_metrics.get());
   KQ_RETURN_IF_ERROR(parts->policy_files->Load());
@@ -278,6 +294,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
     }
   }
   KQ_RETURN_IF_ERROR(parts->engine->Start());
+  if (absl::Status s = parts->multikueue->Start(); !s.ok()) {
+    parts->engine->Stop();
+    return s;
+  }
   parts->metrics->Start();
 
   parts->admin = std::make_unique<api::AdminServiceImpl>(*parts->engine,
@@ -383,6 +403,7 @@ void Server::Stop() {
   grpc_completion_queue_shutdown(shutdown_queue);
   grpc_completion_queue_destroy(shutdown_queue);
   parts_->admit->Stop();
+  parts_->multikueue->Stop();
   parts_->metrics->Stop();
   engine.Stop();
   if (parts_->http != nullptr) parts_->http->Stop();

@@ -281,6 +281,13 @@ class Engine {
   absl::StatusOr<std::vector<absl::StatusOr<Workload>>> UpdateMultiKueue(
       std::vector<admission::MultiKueueChange> changes);
 
+  // The MultiKueueClusters' Active conditions as the federation runtime
+  // sees its connections (admission::AdmissionState::
+  // SetMultiKueueClusterActive); the checks and ClusterQueues that depend
+  // on them are judged again. Not stored: a restarted kqd reconnects.
+  absl::Status SetMultiKueueClusterActive(
+      std::map<std::string, Condition> active);
+
   // Waits for a workload's admission without blocking: `done` runs once,
   // on the engine thread after the commit that decided it (or with
   // Unavailable at shutdown), so thousands of waiters cost a map entry

@@ -14,9 +14,9 @@
 
 namespace kq::engine {
 
-absl::StatusOr<std::vector<RemoteResult>> Engine::RemoteCalls(
+absl::StatusOr<RemoteResults> Engine::RemoteCalls(
     std::vector<RemoteCall> calls) {
-  return Wait<std::vector<RemoteResult>>(
+  return Wait<RemoteResults>(
       [&](RemoteDone done) { RemoteCalls(std::move(calls), std::move(done)); });
 }
 
@@ -140,6 +140,19 @@ absl::StatusOr<std::vector<absl::StatusOr<Workload>>> Engine::UpdateMultiKueue(
         }
         return results;
       });
+}
+
+absl::Status Engine::SetMultiKueueClusterActive(
+    std::map<std::string, Condition> active) {
+  return Call<bool>(
+             [this, active = std::move(active)]() -> absl::StatusOr<bool> {
+               for (const auto& [name, condition] : active) {
+                 state_.SetMultiKueueClusterActive(name, condition);
+               }
+               if (state_.config_changed()) state_.Rebuild(batch_now_);
+               return true;
+             })
+      .status();
 }
 
 }  // namespace kq::engine

@@ -1,9 +1,11 @@
 #include "server/federation/manager/controller.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "spdlog/spdlog.h"
 
 #include "server/federation/connection.h"
@@ -31,7 +33,7 @@ Settings RulesSettings(const MultiKueueSettings& s) {
   return out;
 }
 
-ManagerState StateOf(const Workload& wl) {
+ManagerState ManagerStateOf(const Workload& wl) {
   ManagerState state;
   if (!wl.multikueue.has_value()) return state;
   state.nominated_cluster_names = wl.multikueue->nominated_cluster_names;
@@ -39,10 +41,6 @@ ManagerState StateOf(const Workload& wl) {
   state.epoch = wl.multikueue->epoch;
   state.round_start = wl.multikueue->round_start;
   return state;
-}
-
-std::string ClusterQueueOf(const Workload& wl) {
-  return wl.admission.has_value() ? wl.admission->cluster_queue : "";
 }
 
 // One workload's decision, between the commit and the calls.
@@ -60,7 +58,42 @@ Controller::Controller(engine::Engine& engine, ControllerOptions options)
 
 Controller::~Controller() { Stop(); }
 
+void Controller::TakeConfig(const admission::AdmissionState& state) {
+  Config config;
+  config.settings = state.configuration().multi_kueue;
+  for (const auto& [name, check] : state.admission_checks()) {
+    if (check.controller_name != kMultiKueueControllerName) continue;
+    std::vector<std::string>& clusters = config.check_clusters[name];
+    if (check.parameters_kind != "MultiKueueConfig") continue;
+    auto mkc = state.multikueue_configs().find(check.parameters_name);
+    if (mkc != state.multikueue_configs().end()) {
+      clusters = mkc->second.clusters;
+    }
+  }
+  config.clusters = state.multikueue_clusters();
+  configured_ = true;
+  if (config == config_) return;
+  config_ = std::move(config);
+  config_changed_ = true;
+  // Every followed workload is looked at again.
+  for (const auto& [key, local] : locals_) dirty_.insert(key);
+}
+
 absl::Status Controller::Start() {
+  // The configuration as committed, before the first list.
+  auto read = std::make_shared<absl::Notification>();
+  auto ok = std::make_shared<bool>(false);
+  engine_.ReadState(
+      [this, read, ok](const admission::AdmissionState* state, int64_t) {
+        if (state != nullptr) {
+          absl::MutexLock lock(&mu_);
+          TakeConfig(*state);
+          *ok = true;
+        }
+        read->Notify();
+      });
+  read->WaitForNotification();
+  if (!*ok) return absl::UnavailableError("kqd is stopping");
   absl::StatusOr<engine::Listed<Workload>> listed =
       engine_.ListWorkloads(engine::WorkloadFilter{});
   if (!listed.ok()) return listed.status();
@@ -121,26 +154,9 @@ void Controller::OnCommitted(const engine::CommittedBatch& batch) {
     }
   }
   absl::MutexLock lock(&mu_);
-  if (objects_changed || config_.settings != state.configuration().multi_kueue ||
-      (config_.check_clusters.empty() && !state.admission_checks().empty())) {
-    Config config;
-    config.settings = state.configuration().multi_kueue;
-    for (const auto& [name, check] : state.admission_checks()) {
-      if (check.controller_name != kMultiKueueControllerName) continue;
-      std::vector<std::string>& clusters = config.check_clusters[name];
-      if (check.parameters_kind != "MultiKueueConfig") continue;
-      auto mkc = state.multikueue_configs().find(check.parameters_name);
-      if (mkc != state.multikueue_configs().end()) {
-        clusters = mkc->second.clusters;
-      }
-    }
-    config.clusters = state.multikueue_clusters();
-    if (!(config == config_)) {
-      config_ = std::move(config);
-      config_changed_ = true;
-      // Every followed workload is looked at again.
-      for (const auto& [key, local] : locals_) dirty_.insert(key);
-    }
+  if (!configured_ || objects_changed ||
+      !(config_.settings == state.configuration().multi_kueue)) {
+    TakeConfig(state);
   }
   for (const store::Event& event : batch.events) {
     const auto* wl = std::get_if<Workload>(&event.object);
@@ -198,31 +214,34 @@ void Controller::SyncLinks(const Config& config, absl::Time now) {
     for (auto it = links_.begin(); it != links_.end();) {
       auto want = wanted.find(it->first);
       const WorkerLink::Options& have = it->second->options();
-      const bool same = want != wanted.end() &&
-                        want->second.origin == have.origin &&
-                        want->second.client.target == have.client.target &&
-                        want->second.client.tls_ca_file ==
-                            have.client.tls_ca_file &&
-                        want->second.client.tls_cert_file ==
-                            have.client.tls_cert_file &&
-                        want->second.client.tls_key_file ==
-                            have.client.tls_key_file &&
-                        want->second.client.token_file ==
-                            have.client.token_file &&
-                        want->second.client.tls_server_name ==
-                            have.client.tls_server_name;
+      const bool same =
+          want != wanted.end() && want->second.origin == have.origin &&
+          want->second.client.target == have.client.target &&
+          want->second.client.tls_ca_file == have.client.tls_ca_file &&
+          want->second.client.tls_cert_file == have.client.tls_cert_file &&
+          want->second.client.tls_key_file == have.client.tls_key_file &&
+          want->second.client.token_file == have.client.token_file &&
+          want->second.client.tls_server_name == have.client.tls_server_name;
       if (same) {
         wanted.erase(want);
         ++it;
         continue;
       }
       retired.push_back(it->second);
-      if (options_.metrics != nullptr) options_.metrics->RemoveCluster(it->first);
+      if (options_.metrics != nullptr)
+        options_.metrics->RemoveCluster(it->first);
       it = links_.erase(it);
     }
     for (auto& [name, condition] : failed) reported_.erase(name);
   }
   retired.clear();  // joins their threads, outside the lock
+  {
+    // Calls queued on a retired link are never answered.
+    absl::MutexLock lock(&mu_);
+    outstanding_.clear();
+    for (const NamespacedName& key : waiting_) dirty_.insert(key);
+    waiting_.clear();
+  }
   for (auto& [name, link_options] : wanted) {
     auto link = std::make_shared<WorkerLink>(
         link_options,
@@ -234,6 +253,7 @@ void Controller::SyncLinks(const Config& config, absl::Time now) {
             workers_changed_.insert(worker);
           }
           for (const NamespacedName& key : keys) {
+            if (event == WorkerLink::Event::kAnswered) Answered(key);
             if (locals_.contains(key)) dirty_.insert(key);
           }
         },
@@ -326,8 +346,15 @@ void Controller::Loop(std::stop_token stop) {
       }
       workers_changed_.clear();
       while (!dirty_.empty() && keys.size() < options_.max_round) {
-        keys.push_back(*dirty_.begin());
+        const NamespacedName key = *dirty_.begin();
         dirty_.erase(dirty_.begin());
+        // Calls of an earlier decision are still out: deciding before
+        // their answers would send them again.
+        if (outstanding_.contains(key)) {
+          waiting_.insert(key);
+          continue;
+        }
+        keys.push_back(key);
       }
       gc_interval = config_.settings.gc_interval;
     }
@@ -373,7 +400,7 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
     if (clusters == config.check_clusters.end()) continue;
     GroupInput input;
     input.local = &wl;
-    input.state = StateOf(wl);
+    input.state = ManagerStateOf(wl);
     input.check_name = local.check;
     input.settings = settings;
     input.now = now;
@@ -415,13 +442,14 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       input.workers.push_back(std::move(view));
     }
     Decided d{KeyOf(wl), wl, ReconcileGroup(input), false};
-    const ManagerState before = StateOf(wl);
+    const ManagerState before = ManagerStateOf(wl);
     ManagerState after = input.state;
     const LocalUpdate& update = d.decision.update;
     if (update.nominated_cluster_names.has_value()) {
       after.nominated_cluster_names = *update.nominated_cluster_names;
     }
-    if (update.cluster_name.has_value()) after.cluster_name = *update.cluster_name;
+    if (update.cluster_name.has_value())
+      after.cluster_name = *update.cluster_name;
     if (update.epoch.has_value()) after.epoch = *update.epoch;
     if (update.round_start.has_value()) after.round_start = *update.round_start;
     admission::MultiKueueChange change;
@@ -456,8 +484,8 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       }
     }
     if (update.finish.has_value()) {
-      change.finish = std::make_pair(update.finish->reason,
-                                     update.finish->message);
+      change.finish =
+          std::make_pair(update.finish->reason, update.finish->message);
     }
     d.has_change = change.status.has_value() ||
                    change.check_state.has_value() || change.finish.has_value();
@@ -465,7 +493,8 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       changes.push_back(std::move(change));
       change_of.push_back(decided.size());
     }
-    if (incremental.has_value() && incremental->requeue_after > absl::ZeroDuration() &&
+    if (incremental.has_value() &&
+        incremental->requeue_after > absl::ZeroDuration() &&
         (d.decision.requeue_after == absl::ZeroDuration() ||
          incremental->requeue_after < d.decision.requeue_after)) {
       d.decision.requeue_after = incremental->requeue_after;
@@ -544,13 +573,13 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       }
     }
     absl::Duration requeue = d.decision.requeue_after;
-    if (!d.decision.status.ok() && (requeue == absl::ZeroDuration() ||
-                                    requeue > kRetryAfter)) {
+    if (!d.decision.status.ok() &&
+        (requeue == absl::ZeroDuration() || requeue > kRetryAfter)) {
       requeue = kRetryAfter;
     }
     if (requeue > absl::ZeroDuration()) timers_.emplace(now + requeue, d.key);
     // A finished workload whose copies are gone is followed no more.
-    if (StateOf(d.local).cluster_name.empty() && d.decision.steady() &&
+    if (ManagerStateOf(d.local).cluster_name.empty() && d.decision.steady() &&
         IsConditionTrue(d.local.conditions, kConditionFinished)) {
       locals_.erase(d.key);
     }
@@ -558,8 +587,17 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
   for (auto& [worker, list] : calls) {
     auto link = links.find(worker);
     if (link == links.end()) continue;
+    for (const LinkCall& call : list) ++outstanding_[call.key];
     link->second->Send(std::move(list));
   }
+}
+
+void Controller::Answered(const NamespacedName& key) {
+  auto it = outstanding_.find(key);
+  if (it == outstanding_.end()) return;
+  if (--it->second > 0) return;
+  outstanding_.erase(it);
+  if (waiting_.erase(key) > 0) dirty_.insert(key);
 }
 
 void Controller::RenewRelays(absl::Time now) {
@@ -623,9 +661,10 @@ void Controller::CollectGarbage(absl::Time now) {
       calls.push_back(std::move(call));
     }
     if (!calls.empty()) {
-      spdlog::info("MultiKueue: collecting {} copies on worker {} whose "
-                   "workload is gone",
-                   calls.size(), name);
+      spdlog::info(
+          "MultiKueue: collecting {} copies on worker {} whose "
+          "workload is gone",
+          calls.size(), name);
     }
     link->Send(std::move(calls));
   }

@@ -39,9 +39,8 @@ namespace kq::federation {
 
 // How the controller reaches a MultiKueueCluster: the client options of its
 // kq contexts file, or why it cannot (Kueue's BadKubeConfig reasons).
-using ClusterResolver =
-    std::function<absl::StatusOr<client::ClientOptions>(
-        const MultiKueueCluster& cluster)>;
+using ClusterResolver = std::function<absl::StatusOr<client::ClientOptions>(
+    const MultiKueueCluster& cluster)>;
 
 struct ControllerOptions {
   // The Configuration's multiKueue settings are read from the engine's
@@ -96,6 +95,11 @@ class Controller : public engine::BatchObserver {
     std::string check;
   };
 
+  // Copies what the controller follows of the configuration from `state`.
+  void TakeConfig(const admission::AdmissionState& state)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A call of a decision on `key` was answered.
+  void Answered(const NamespacedName& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Loop(std::stop_token stop);
   // One round over `keys` (the controller's thread).
   void Reconcile(const std::vector<NamespacedName>& keys, absl::Time now);
@@ -116,7 +120,12 @@ class Controller : public engine::BatchObserver {
 
   mutable absl::Mutex mu_;
   Config config_ ABSL_GUARDED_BY(mu_);
+  bool configured_ ABSL_GUARDED_BY(mu_) = false;
   bool config_changed_ ABSL_GUARDED_BY(mu_) = false;
+  // Calls of decisions not answered yet, per workload, and the workloads
+  // that became dirty meanwhile.
+  std::map<NamespacedName, int> outstanding_ ABSL_GUARDED_BY(mu_);
+  std::set<NamespacedName> waiting_ ABSL_GUARDED_BY(mu_);
   std::map<NamespacedName, Local> locals_ ABSL_GUARDED_BY(mu_);
   std::set<NamespacedName> dirty_ ABSL_GUARDED_BY(mu_);
   std::multimap<absl::Time, NamespacedName> timers_ ABSL_GUARDED_BY(mu_);

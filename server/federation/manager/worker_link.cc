@@ -34,7 +34,7 @@ v1::RemoteKey KeyOf(const LinkCall& call, const std::string& origin) {
   key.set_namespace_(call.key.first);
   key.set_name(call.key.second);
   key.set_origin(origin);
-  key.set_origin_uid(call.origin_uid);
+  key.set_origin_uid(call.origin_uid.str());
   key.set_epoch(call.epoch);
   return key;
 }
@@ -150,7 +150,8 @@ std::vector<std::pair<NamespacedName, Uid>> WorkerLink::Copies() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::pair<NamespacedName, Uid>> copies;
   for (const auto& [key, entry] : mirror_) {
-    if (entry.copy.has_value()) copies.emplace_back(key, entry.copy->origin_uid);
+    if (entry.copy.has_value())
+      copies.emplace_back(key, entry.copy->origin_uid);
   }
   return copies;
 }
@@ -166,16 +167,15 @@ size_t WorkerLink::pending_calls() const {
   return queue_.size() + in_flight_;
 }
 
-bool WorkerLink::Apply(const v1::Workload& wl, int64_t revision,
-                       bool deleted) {
+bool WorkerLink::Apply(const v1::Workload& wl, int64_t revision, bool deleted) {
   const NamespacedName key{wl.metadata().namespace_(), wl.metadata().name()};
   Entry& entry = mirror_[key];
   if (revision < entry.revision) return false;
   std::optional<RemoteCopy> copy =
       deleted ? std::nullopt : RemoteCopyOf(wl, options_.origin);
   entry.revision = revision;
-  const bool changed = entry.copy.has_value() != copy.has_value() ||
-                       copy.has_value();
+  const bool changed =
+      entry.copy.has_value() != copy.has_value() || copy.has_value();
   entry.copy = std::move(copy);
   return changed;
 }
@@ -261,9 +261,9 @@ absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
       absl::SleepFor(absl::Milliseconds(200));
       absl::MutexLock lock(&mu_);
       if (absl::Now() - last_heard_ > options_.silence_timeout) {
-        last_error_ = absl::StrCat("no word from the worker for ",
-                                   absl::FormatDuration(
-                                       options_.silence_timeout));
+        last_error_ =
+            absl::StrCat("no word from the worker for ",
+                         absl::FormatDuration(options_.silence_timeout));
         cancel.request_stop();
       }
     }
@@ -369,8 +369,8 @@ void WorkerLink::SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls) {
   }
   {
     absl::MutexLock lock(&mu_);
-    for (int i = 0; i < response->results_size() &&
-                    i < static_cast<int>(calls.size());
+    for (int i = 0;
+         i < response->results_size() && i < static_cast<int>(calls.size());
          ++i) {
       const v1::RemoteItemResult& result = response->results(i);
       if (result.code() != 0) {

@@ -72,9 +72,9 @@ class WorkerLink {
     kAnswered,
   };
   // Told on one of the link's threads. Must not block.
-  using Notify = std::function<void(const std::string& worker,
-                                    const std::vector<NamespacedName>& keys,
-                                    Event event)>;
+  using Notify =
+      std::function<void(const std::string& worker,
+                         const std::vector<NamespacedName>& keys, Event event)>;
 
   // Starts connecting at once.
   WorkerLink(Options options, Notify notify, absl::Time now);
