@@ -1,7 +1,7 @@
 #pragma once
 
-// The kq contexts file, kubectl's kubeconfig for kqd: ~/.kq/config (or
-// $KQCONFIG), YAML naming, per context, the kqd to talk to and the
+// The CLI's kq contexts file, kubectl's kubeconfig for kqd: ~/.kq/config
+// (or $KQCONFIG), YAML naming, per context, the kqd to talk to and the
 // credentials to talk with, and the context in use:
 //
 //   apiVersion: kq/v1
@@ -33,54 +33,21 @@
 #include "cli/command.h"
 
 #include "kq/client/client.h"
+#include "kq/client/context_file.h"
 
 namespace kq::cli {
 
-// One context: a kqd and how to reach it. Empty fields are unset.
-struct KqContext {
-  std::string name;
-  // host:port of kqd (any gRPC target).
-  std::string server;
-  // PEM CA bundle that signed kqd's certificate; turns TLS on.
-  std::string tls_ca;
-  // PEM client certificate and key (mutual TLS).
-  std::string cert;
-  std::string key;
-  // A file holding a bearer token.
-  std::string token_file;
-  // The name kqd's certificate carries, when not the host of `server`.
-  std::string tls_server_name;
+// The contexts file's types and reader are client-lib's
+// (kq/client/context_file.h), shared with kqd, which reads one per
+// MultiKueue worker; the CLI adds finding, editing and saving its own.
+using KqContext = client::Context;
+using KqConfig = client::ContextFile;
 
-  bool operator==(const KqContext&) const = default;
-};
-
-// The whole file. Thread-compatible value.
-struct KqConfig {
-  // The context commands use without --context; empty: none.
-  std::string current_context;
-  // In file order; names are unique.
-  std::vector<KqContext> contexts;
-
-  // The context called `name`, or nullptr.
-  const KqContext* Find(absl::string_view name) const;
-  KqContext* Find(absl::string_view name);
-  // "a, b, c": the names of the contexts, for messages.
-  std::string Names() const;
-
-  bool operator==(const KqConfig&) const = default;
-};
-
-// Parses the text of a contexts file; `path` names it in messages. An
-// empty text is an empty config. INVALID_ARGUMENT "<path>: <reason>" for
-// text that is not YAML, a document that is not a mapping, an unknown
-// field (top level or in a context, naming the known ones), a field that
-// is not a string, a context without a name or two with one name, and an
-// apiVersion or kind other than kq/v1 and Config.
+// client::ParseContextFile.
 absl::StatusOr<KqConfig> ParseKqConfig(absl::string_view text,
                                        absl::string_view path);
 
-// The YAML ParseKqConfig reads back as `config`: apiVersion and kind,
-// current-context, then the contexts with their set fields, in order.
+// client::FormatContextFile.
 std::string FormatKqConfig(const KqConfig& config);
 
 // Reads and parses the file at `path`. A file that does not exist is an

@@ -187,11 +187,11 @@ metadata:
   name: gpu-a100
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
-kind: MultiKueueConfig
+kind: Topology
 metadata:
-  name: multikueue-config
+  name: default
 spec:
-  clusters: [worker1]
+  levels: [{nodeLabel: kubernetes.io/hostname}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
@@ -202,9 +202,8 @@ spec:
 )yaml"}},
                   "team-ml"),
             kExitError);
-  EXPECT_THAT(err_.str(),
-              StartsWith("error: mixed.yaml: document 2 (MultiKueueConfig "
-                         "multikueue-config): "));
+  EXPECT_THAT(err_.str(), StartsWith("error: mixed.yaml: document 2 (Topology "
+                                     "default): "));
   EXPECT_EQ(out_.str(),
             "resourceflavor.kueue.x-k8s.io/gpu-a100 created\n"
             "localqueue.kueue.x-k8s.io/ml-jobs created\n");

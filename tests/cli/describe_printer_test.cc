@@ -293,6 +293,48 @@ Spec:
 )"));
 }
 
+TEST(DescribeObjectTest, MultiKueueConfig) {
+  EXPECT_EQ(DescribeObject(testing::WorkersConfig(), kNow), Golden(R"(
+Name:         multikueue-test
+Namespace:
+Labels:       <none>
+Annotations:  <none>
+API Version:  kueue.x-k8s.io/v1beta1
+Kind:         MultiKueueConfig
+Metadata:
+  Creation Timestamp:  2023-11-14T21:13:20Z (60m ago)
+  Resource Version:    7
+Spec:
+  Clusters:          worker1
+                     worker2
+  Quota Management:  Manual
+)"));
+}
+
+TEST(DescribeObjectTest, MultiKueueCluster) {
+  EXPECT_EQ(DescribeObject(testing::Worker1Cluster(), kNow), Golden(R"(
+Name:         worker1
+Namespace:
+Labels:       <none>
+Annotations:  <none>
+API Version:  kueue.x-k8s.io/v1beta1
+Kind:         MultiKueueCluster
+Metadata:
+  Creation Timestamp:  2023-11-14T21:23:20Z (50m ago)
+  Resource Version:    8
+Spec:
+  Cluster Source:
+    Kube Config:
+      Location:       /etc/kq/workers/worker1.yaml
+      Location Type:  Path
+Status:
+  Conditions:
+    Type    Status  Reason  Message
+    ----    ------  ------  -------
+    Active  True    Active  Connected
+)"));
+}
+
 TEST(DescribeObjectTest, WorkloadPriorityClass) {
   EXPECT_EQ(DescribeObject(testing::ProductionPriority(), kNow), Golden(R"(
 Name:         production-training

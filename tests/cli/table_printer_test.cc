@@ -128,6 +128,23 @@ INSTANTIATE_TEST_SUITE_P(
                  "MANAGED RESOURCES   BACKOFF LIMIT\n"
                  "gpu-provision-config   queued-provisioning.gke.io   7h    "
                  "nvidia.com/gpu      3\n"},
+        {.name = "multikueue_config",
+         .kind = Kind::kMultiKueueConfig,
+         .objects = {testing::WorkersConfig()},
+         .want = "NAME              AGE\n"
+                 "multikueue-test   60m\n"},
+        {.name = "multikueue_config_wide",
+         .kind = Kind::kMultiKueueConfig,
+         .objects = {testing::WorkersConfig()},
+         .options = {.wide = true},
+         .want = "NAME              AGE   CLUSTERS\n"
+                 "multikueue-test   60m   worker1,worker2\n"},
+        // Kueue's printer columns: Connected (the Active condition) and Age.
+        {.name = "multikueue_cluster",
+         .kind = Kind::kMultiKueueCluster,
+         .objects = {testing::Worker1Cluster()},
+         .want = "NAME      CONNECTED   AGE\n"
+                 "worker1   True        50m\n"},
         {.name = "namespace",
          .kind = Kind::kNamespace,
          .objects = {testing::TeamMlNamespace()},

@@ -252,6 +252,48 @@ v1::ConfigObject GpuProvisionConfig() {
   return object;
 }
 
+v1::ConfigObject WorkersConfig() {
+  auto object = ParseText<v1::ConfigObject>(R"pb(
+    multi_kueue_config {
+      metadata { name: "multikueue-test" revision: 7 }
+      spec {
+        clusters: [ "worker1", "worker2" ]
+        quota_management: "Manual"
+      }
+    }
+  )pb");
+  SetAge(*object.mutable_multi_kueue_config()->mutable_metadata(),
+         absl::Hours(1));
+  return object;
+}
+
+v1::ConfigObject Worker1Cluster() {
+  auto object = ParseText<v1::ConfigObject>(R"pb(
+    multi_kueue_cluster {
+      metadata { name: "worker1" revision: 8 }
+      spec {
+        cluster_source {
+          kube_config {
+            location: "/etc/kq/workers/worker1.yaml"
+            location_type: "Path"
+          }
+        }
+      }
+      status {
+        conditions {
+          type: "Active"
+          status: "True"
+          reason: "Active"
+          message: "Connected"
+        }
+      }
+    }
+  )pb");
+  SetAge(*object.mutable_multi_kueue_cluster()->mutable_metadata(),
+         absl::Minutes(50));
+  return object;
+}
+
 v1::ConfigObject TeamMlNamespace() {
   auto object = ParseText<v1::ConfigObject>(R"pb(
     namespace {

@@ -34,6 +34,10 @@ v1::ConfigObject ProductionPriority();  // WorkloadPriorityClass, 1000
 v1::ConfigObject ProvisioningCheck();   // AdmissionCheck
 // ProvisioningRequestConfig gpu-provision-config, 7h, every field set.
 v1::ConfigObject GpuProvisionConfig();
+// MultiKueueConfig multikueue-test (worker1, worker2), 1h.
+v1::ConfigObject WorkersConfig();
+// MultiKueueCluster worker1, Path, Active=True, 50m.
+v1::ConfigObject Worker1Cluster();
 v1::ConfigObject TeamMlNamespace();  // Namespace team-ml, 10d
 
 // Workloads in team-ml, queue ml-jobs.

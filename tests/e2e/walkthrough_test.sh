@@ -143,6 +143,19 @@ while IFS= read -r f; do
   fi
 done < <(find "$EXAMPLES/kueue" ${KUEUE_EXAMPLES:+"$KUEUE_EXAMPLES"} -name '*.yaml' | sort)
 
+# 7a. Kueue's MultiKueue example applies whole; its worker's kubeconfig is a
+#     Secret, which kq does not read: a warning says so, the cluster is not
+#     connected (BadKubeConfig) and the check has no usable cluster.
+kq apply -f "$EXAMPLES/kueue/multikueue/multikueue-setup.yaml" >"$WORK/mk.out" 2>&1
+check "multikueue setup applies" grep -q "multikueuecluster.kueue.x-k8s.io/multikueue-test-worker1" "$WORK/mk.out"
+check "multikueue Secret warned about" grep -q "kq does not read Kubernetes Secrets" "$WORK/mk.out"
+kq get mkc >"$WORK/mkc.out"
+check "multikueue cluster not connected" grep -Eq "multikueue-test-worker1 +False" "$WORK/mkc.out"
+kq get mkconf multikueue-test -o yaml >"$WORK/mkconf.yaml"
+check "multikueue config as Kueue YAML" grep -q "multikueue-test-worker1" "$WORK/mkconf.yaml"
+kq describe ac sample-multikueue >"$WORK/mkac.out"
+check "multikueue check has no usable cluster" grep -q "NoUsableClusters" "$WORK/mkac.out"
+
 # 7b. Kueue's provisioning example: its ProvisioningRequestConfig is stored
 #     and its AdmissionCheck active; the seed's check names a config the seed
 #     does not define, so it is inactive as Kueue's provisioning controller

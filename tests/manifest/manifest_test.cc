@@ -102,8 +102,7 @@ struct ExampleCounts {
 // seed's fragment, or is a kind kq refuses by name.
 ExampleCounts ExpectEveryFileParses(const fs::path& root) {
   ExampleCounts counts;
-  const std::set<std::string> unsupported = {"MultiKueueConfig",
-                                             "MultiKueueCluster"};
+  const std::set<std::string> unsupported = {"Topology"};
   for (const fs::directory_entry& entry :
        fs::recursive_directory_iterator(root)) {
     if (entry.path().extension() != ".yaml") continue;
@@ -358,7 +357,7 @@ TEST(ExamplesTest, GenerateNameJob) {
               ElementsAre(HasSubstr("Job sample-job-* is not suspended")));
 }
 
-TEST(ExamplesTest, MultiKueueKindsAreRefusedAndTheRestApplies) {
+TEST(ExamplesTest, MultiKueueSetupEveryKindApplies) {
   const std::vector<Document> docs =
       ParseExample("kueue/multikueue/multikueue-setup.yaml");
   ASSERT_EQ(docs.size(), 6u);
@@ -367,24 +366,26 @@ TEST(ExamplesTest, MultiKueueKindsAreRefusedAndTheRestApplies) {
   EXPECT_THAT(kinds, ElementsAre("ResourceFlavor", "ClusterQueue", "LocalQueue",
                                  "AdmissionCheck", "MultiKueueConfig",
                                  "MultiKueueCluster"));
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 6; ++i) {
     EXPECT_TRUE(docs[i].status.ok()) << docs[i].status;
     EXPECT_EQ(docs[i].index, i + 1);
+    EXPECT_THAT(docs[i].warnings, IsEmpty());
   }
-  EXPECT_EQ(docs[4].status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(docs[4].status.message(),
-            "kind MultiKueueConfig (kueue.x-k8s.io/v1beta2) is not supported "
-            "by kq yet");
-  EXPECT_EQ(docs[4].name, "multikueue-test");
-  EXPECT_FALSE(docs[4].config_object.has_value());
-  EXPECT_EQ(docs[5].status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(docs[5].status.message(),
-            "kind MultiKueueCluster (kueue.x-k8s.io/v1beta2) is not supported "
-            "by kq yet");
   const v1::ClusterQueue& cq = docs[1].config_object->cluster_queue();
   ASSERT_EQ(cq.spec().admission_checks_size(), 1);
   EXPECT_EQ(cq.spec().admission_checks(0).name(), "sample-multikueue");
   EXPECT_TRUE(cq.spec().admission_checks(0).on_flavors().empty());
+  const v1::MultiKueueConfig& config =
+      docs[4].config_object->multi_kueue_config();
+  EXPECT_EQ(config.metadata().name(), "multikueue-test");
+  EXPECT_THAT(config.spec().clusters(), ElementsAre("multikueue-test-worker1"));
+  const v1::MultiKueueCluster& cluster =
+      docs[5].config_object->multi_kueue_cluster();
+  EXPECT_EQ(cluster.metadata().name(), "multikueue-test-worker1");
+  EXPECT_EQ(cluster.spec().cluster_source().kube_config().location(),
+            "worker1-secret");
+  EXPECT_EQ(cluster.spec().cluster_source().kube_config().location_type(),
+            "Secret");
 }
 
 TEST(ExamplesTest, ProvisioningJobKeepsTolerations) {
@@ -647,7 +648,8 @@ INSTANTIATE_TEST_SUITE_P(
          .want_message = "kind: unknown kind ClusterQeue in kueue.x-k8s.io; kq "
                          "reads ResourceFlavor, ClusterQueue, Cohort, "
                          "LocalQueue, WorkloadPriorityClass, AdmissionCheck, "
-                         "ProvisioningRequestConfig, Workload"},
+                         "ProvisioningRequestConfig, MultiKueueConfig, "
+                         "MultiKueueCluster, Workload"},
         {.name = "unsupported_kueue_kind",
          .yaml = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
                  "metadata: {name: t}\n",
@@ -1814,7 +1816,6 @@ managedJobsNamespaceSelector:
 internalCertManagement: {enable: false}
 clientConnection: {qps: 300}
 integrations: {frameworks: [batch/job]}
-multiKueue: {gcInterval: 1m}
 queueVisibility: {updateIntervalSeconds: 5}
 visibilityServer: {bindPort: 8082}
 objectRetentionPolicies: {workloads: {afterFinished: 1h}}

@@ -155,6 +155,35 @@ class ErrorMappingTest(unittest.TestCase):
                   for w in self.client.list_workloads(NS).workloads}
         self.assertTrue(set(names) <= listed)
 
+    def test_multikueue_objects(self):
+        check = kq.objects_pb2.AdmissionCheck()
+        check.metadata.name = "mk-check"
+        check.spec.controller_name = "kueue.x-k8s.io/multikueue"
+        check.spec.parameters.api_group = "kueue.x-k8s.io"
+        check.spec.parameters.kind = "MultiKueueConfig"
+        check.spec.parameters.name = "mk"
+        self.client.apply([
+            kq.multikueue_config("mk", ["worker1"]),
+            kq.multikueue_cluster("worker1", "/etc/kq/workers/worker1.yaml"),
+            check,
+        ])
+        stored = self.client.get_object("MultiKueueConfig", "mk")
+        self.assertEqual(list(stored.multi_kueue_config.spec.clusters),
+                         ["worker1"])
+        self.assertEqual(stored.multi_kueue_config.spec.quota_management,
+                         "Manual")
+        cluster = self.client.get_object("MultiKueueCluster", "worker1")
+        active = cluster.multi_kueue_cluster.status.conditions[0]
+        self.assertEqual((active.type, active.status, active.reason),
+                         ("Active", "False", "ClientConnectionFailed"))
+        # No worker has connected: the check has no usable cluster.
+        ac = self.client.get_object("AdmissionCheck", "mk-check")
+        self.assertEqual(ac.admission_check.status.conditions[0].reason,
+                         "NoUsableClusters")
+        with self.assertRaises(kq.KqError):
+            self.client.apply(
+                [kq.multikueue_cluster("worker2", "relative/worker2.yaml")])
+
     def test_provisioning_config_and_pod_set_updates(self):
         from kq.v1 import objects_pb2, workload_pb2
         config = objects_pb2.ProvisioningRequestConfig()

@@ -59,6 +59,8 @@ __all__ = [
     "is_finished",
     "is_loopback_target",
     "local_queue",
+    "multikueue_cluster",
+    "multikueue_config",
     "priority_class",
     "resource_flavor",
     "workload",

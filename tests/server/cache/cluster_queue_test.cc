@@ -12,9 +12,6 @@
 // Not ported, and why:
 //   - Terminating ClusterQueues (every "Terminating ..." case, "terminating"):
 //     kq deletes a ClusterQueue at once, there is no finalizer phase.
-//   - MultiKueue and ProvisioningRequest admission-check combinations
-//     (MultipleMultiKueueAdmissionChecks, MultiKueueWithProvisioningRequest,
-//     per-flavor MultiKueue): MultiKueue is out of scope.
 //   - TestClusterQueueReadinessWithTAS: TAS is out of scope.
 //   - "queue not found" (TestClusterQueueReadiness): answered by the engine
 //     (NotFound), not by the cache.
@@ -58,6 +55,8 @@ struct ActiveCase {
   std::set<std::string> flavors;
   std::set<std::string> admission_checks;
   std::set<std::string> inactive_admission_checks;
+  // Check name -> spec.controllerName (Kueue's AdmissionCheck.Controller).
+  std::map<std::string, std::string> check_controllers;
   bool want_active = false;
   std::string want_reason;
   std::string want_message;
@@ -69,7 +68,8 @@ TEST_P(ActiveConditionTest, ReasonAndMessage) {
   const ActiveCase& tc = GetParam();
   Cache cache;
   cache.Rebuild(ByName(std::vector<ClusterQueue>{tc.cluster_queue}), {},
-                tc.flavors, tc.admission_checks, tc.inactive_admission_checks);
+                tc.flavors, tc.admission_checks, tc.inactive_admission_checks,
+                tc.check_controllers);
   const ClusterQueueSnapshot* cq =
       cache.FindClusterQueue(tc.cluster_queue.meta.name);
   ASSERT_NE(cq, nullptr);
@@ -198,6 +198,96 @@ INSTANTIATE_TEST_SUITE_P(
             .want_active = true,
             .want_reason = "Ready",
             .want_message = kReadyMessage,
+        },
+        {
+            .name = "active_clusterqueue_with_an_multikueue_ac_strategy_"
+                    "updated_with_duplicate_single_instance_ac_controller",
+            .cluster_queue = CqWithAcStrategy(),
+            .admission_checks = {"check1", "check2", "check3"},
+            .check_controllers = {{"check1", kMultiKueueControllerName},
+                                  {"check2", "controller2"},
+                                  {"check3", kMultiKueueControllerName}},
+            .want_active = false,
+            .want_reason = "MultipleMultiKueueAdmissionChecks",
+            .want_message = "Can't admit new workloads: Cannot use multiple "
+                            "MultiKueue AdmissionChecks on the same "
+                            "ClusterQueue, found: check1,check3.",
+        },
+        {
+            .name = "active_clusterqueue_with_both_multikueue_and_"
+                    "provisioningrequest_acs",
+            .cluster_queue = CqWithAc(),
+            .admission_checks = {"check1", "check2", "check3"},
+            .check_controllers = {{"check1", kMultiKueueControllerName},
+                                  {"check2", "controller2"},
+                                  {"check3",
+                                   kProvisioningRequestControllerName}},
+            .want_active = false,
+            .want_reason = "MultiKueueWithProvisioningRequest",
+            .want_message = "Can't admit new workloads: Cannot use both "
+                            "MultiKueue and ProvisioningRequest "
+                            "AdmissionChecks together, found: check1, check3.",
+        },
+        {
+            // clusterqueue_controller_test.go, "Only one MultiKueue flavor
+            // dependent admission check assigned to cluster queue".
+            .name = "multikueue_check_applied_per_flavor",
+            .cluster_queue = ClusterQueueBuilder("cq")
+                                 .Quota("arch-a", "cpu", "5")
+                                 .Quota("arch-b", "cpu", "5")
+                                 .AdmissionCheck("check1", {"arch-a"})
+                                 .Build(),
+            .flavors = {"arch-a", "arch-b"},
+            .admission_checks = {"check1"},
+            .check_controllers = {{"check1", kMultiKueueControllerName}},
+            .want_active = false,
+            .want_reason = "MultiKueueAdmissionCheckAppliedPerFlavor",
+            .want_message = "Can't admit new workloads: Cannot specify "
+                            "MultiKueue AdmissionCheck per flavor, found: "
+                            "check1.",
+        },
+        {
+            // kq: onFlavors naming every flavor is no per-flavor rule
+            // (Kueue compares the sets).
+            .name = "multikueue_check_on_every_flavor",
+            .cluster_queue = ClusterQueueBuilder("cq")
+                                 .Quota("arch-a", "cpu", "5")
+                                 .Quota("arch-b", "cpu", "5")
+                                 .AdmissionCheck("check1", {"arch-b", "arch-a"})
+                                 .Build(),
+            .flavors = {"arch-a", "arch-b"},
+            .admission_checks = {"check1"},
+            .check_controllers = {{"check1", kMultiKueueControllerName}},
+            .want_active = true,
+            .want_reason = "Ready",
+            .want_message = kReadyMessage,
+        },
+        {
+            // kq: the three MultiKueue reasons follow the others, in
+            // Kueue's order; the first is the condition's reason.
+            .name = "multikueue_reasons_after_inactive",
+            .cluster_queue = ClusterQueueBuilder("cq")
+                                 .Quota("arch-a", "cpu", "5")
+                                 .Quota("arch-b", "cpu", "5")
+                                 .AdmissionCheck("mk1", {"arch-a"})
+                                 .AdmissionCheck("mk2")
+                                 .AdmissionCheck("prov")
+                                 .Build(),
+            .flavors = {"arch-a", "arch-b"},
+            .admission_checks = {"mk1", "mk2", "prov"},
+            .inactive_admission_checks = {"mk2"},
+            .check_controllers = {{"mk1", kMultiKueueControllerName},
+                                  {"mk2", kMultiKueueControllerName},
+                                  {"prov", kProvisioningRequestControllerName}},
+            .want_active = false,
+            .want_reason = "AdmissionCheckInactive",
+            .want_message =
+                "Can't admit new workloads: references inactive "
+                "AdmissionCheck(s): mk2, Cannot use multiple MultiKueue "
+                "AdmissionChecks on the same ClusterQueue, found: mk1,mk2, "
+                "Cannot specify MultiKueue AdmissionCheck per flavor, found: "
+                "mk1, Cannot use both MultiKueue and ProvisioningRequest "
+                "AdmissionChecks together, found: mk1,mk2, prov.",
         },
         {
             // kq: missing and inactive checks are listed sorted, whatever
