@@ -580,6 +580,13 @@ json WorkloadStatusJson(const v1::WorkloadStatus& s) {
     }
     status["reclaimablePods"] = std::move(pods);
   }
+  // MultiKueue (a manager's workload).
+  if (!s.nominated_cluster_names().empty()) {
+    status["nominatedClusterNames"] =
+        json(std::vector<std::string>(s.nominated_cluster_names().begin(),
+                                      s.nominated_cluster_names().end()));
+  }
+  if (s.has_cluster_name()) status["clusterName"] = s.cluster_name();
   return status;
 }
 

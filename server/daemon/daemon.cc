@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -20,11 +21,10 @@
 #include "spdlog/spdlog.h"
 
 #include "base/status_macros.h"
+#include "kq/client/context_file.h"
 #include "manifest/manifest.h"
 #include "server/api/admit_calls.h"
 #include "server/api/federation_service.h"
-#include "server/federation/manager/controller.h"
-#include "server/federation/manager/federation_metrics.h"
 #include "server/api/in_flight_calls.h"
 #include "server/api/services.h"
 #include "server/auth/access.h"
@@ -36,6 +36,8 @@
 #include "server/codec/codec.h"
 #include "server/common/clock.h"
 #include "server/engine/engine.h"
+#include "server/federation/manager/controller.h"
+#include "server/federation/manager/federation_metrics.h"
 #include "server/http/http_server.h"
 #include "server/http/kqd_endpoint.h"
 #include "server/metrics/kqd_metrics.h"
@@ -46,6 +48,30 @@ namespace {
 
 // See where it is used.
 constexpr int kMaxIdlePollers = 64;
+
+// How a MultiKueue manager reaches a MultiKueueCluster's worker kqd: a Path
+// location names a kq contexts file (kq/client/context_file.h). kq reads
+// no Kubernetes Secret and no ClusterProfile. Calls to a worker are
+// retried for a short while only: the controller decides again from what
+// the worker holds, so a long retry would only hold its calls back.
+absl::StatusOr<client::ClientOptions> ResolveMultiKueueCluster(
+    const MultiKueueCluster& cluster) {
+  if (!cluster.cluster_profile_name.empty()) {
+    return absl::InvalidArgumentError(
+        "kq does not read ClusterProfiles; use "
+        "spec.clusterSource.kubeConfig with locationType Path");
+  }
+  if (cluster.location_type != kLocationTypePath) {
+    return absl::InvalidArgumentError(std::string(absl::StripPrefix(
+        kMultiKueueSecretMessage, "load client config failed: ")));
+  }
+  KQ_ASSIGN_OR_RETURN(client::ClientOptions options,
+                      client::LoadContextFile(cluster.location, ""));
+  options.deadline = absl::Seconds(10);
+  options.retry_budget = absl::Seconds(5);
+  options.retry_max_backoff = absl::Seconds(1);
+  return options;
+}
 // How long a stopping kqd lets the calls it has finish before it cancels
 // them.
 constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
