@@ -141,10 +141,20 @@ std::string CommandLine(const std::vector<std::string>& argv) {
   });
 }
 
+// The admission the command runs with: on a MultiKueue manager, the winning
+// worker's (its flavors), else the workload's own.
+const v1::Admission& RunningAdmission(const v1::Workload& workload) {
+  const v1::WorkloadStatus& status = workload.status();
+  if (status.has_cluster_name() && status.multikueue().has_worker_admission()) {
+    return status.multikueue().worker_admission();
+  }
+  return status.admission();
+}
+
 std::string FlavorsEnv(const v1::Workload& workload) {
   std::vector<std::string> pod_sets;
   for (const v1::PodSetAssignment& assignment :
-       workload.status().admission().pod_set_assignments()) {
+       RunningAdmission(workload).pod_set_assignments()) {
     const std::map<std::string, std::string> flavors(
         assignment.flavors().begin(), assignment.flavors().end());
     pod_sets.push_back(
@@ -171,9 +181,11 @@ std::map<std::string, std::string> CommandEnvironment(
   return {
       {"KQ_WORKLOAD", absl::StrCat(workload.metadata().namespace_(), "/",
                                    workload.metadata().name())},
-      {"KQ_CLUSTER_QUEUE", workload.status().admission().cluster_queue()},
+      {"KQ_CLUSTER_QUEUE", RunningAdmission(workload).cluster_queue()},
       {"KQ_FLAVORS", FlavorsEnv(workload)},
       {"KQ_NODE_LABELS", NodeLabelsEnv(admitted.placements())},
+      // The MultiKueue worker it was admitted on; empty without federation.
+      {"KQ_CLUSTER", workload.status().cluster_name()},
   };
 }
 

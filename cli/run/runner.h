@@ -56,7 +56,9 @@ struct RunnerConfig {
 //      "waiting: <message> (position N in ClusterQueue X)".
 //   3. A first Heartbeat; the command starts in its own process group with
 //      KQ_WORKLOAD=ns/name, KQ_CLUSTER_QUEUE, KQ_FLAVORS
-//      ("main:cpu=default,memory=default") and KQ_NODE_LABELS ("k=v,...").
+//      ("main:cpu=default,memory=default"), KQ_NODE_LABELS ("k=v,...") and
+//      KQ_CLUSTER (the MultiKueue worker it was admitted on, through a
+//      manager kqd; the ClusterQueue and flavors are then the worker's).
 //      A heartbeat thread renews the lease every lease / 3.
 //   4. The command exits on its own: FinishWorkload (succeeded = exit code
 //      0, message "exit code N" or "killed by signal N"), and Run() returns

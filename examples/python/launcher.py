@@ -13,6 +13,7 @@ ClusterQueue. Once admitted the command runs, in its own process group,
 with in its environment:
   KQ_WORKLOAD       namespace/name
   KQ_CLUSTER_QUEUE  the ClusterQueue that admitted it
+  KQ_CLUSTER        the MultiKueue worker it runs on (empty without one)
   KQ_FLAVORS        per pod set, the flavor of each resource:
                     "main:cpu=default,nvidia.com/gpu=a100" (";" between
                     pod sets)
@@ -112,6 +113,7 @@ def job_env(run):
     return {
         "KQ_WORKLOAD": f"{run.namespace}/{run.name}",
         "KQ_CLUSTER_QUEUE": admission.cluster_queue,
+        "KQ_CLUSTER": run.cluster,
         "KQ_FLAVORS": flavors,
         "KQ_NODE_LABELS": ",".join(
             f"{k}={v}" for k, v in sorted(labels.items())),

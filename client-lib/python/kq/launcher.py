@@ -119,7 +119,21 @@ class Launch:
         flavor of each resource (pod_set_assignments)."""
         if self.response is None:
             return None
-        return self.response.workload.status.admission
+        status = self.response.workload.status
+        # On a MultiKueue manager the job runs with the winning worker's
+        # flavors.
+        if status.HasField("cluster_name") and \
+                status.multikueue.HasField("worker_admission"):
+            return status.multikueue.worker_admission
+        return status.admission
+
+    @property
+    def cluster(self):
+        """The MultiKueue worker the current run was admitted on ("" without
+        federation)."""
+        if self.response is None:
+            return ""
+        return self.response.workload.status.cluster_name
 
     @property
     def placements(self):

@@ -10,6 +10,7 @@
 
 #include "server/federation/connection.h"
 #include "server/federation/incremental.h"
+#include "server/federation/manager/failpoint.h"
 
 namespace kq::federation {
 
@@ -517,6 +518,14 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       }
     }
   }
+  for (size_t i = 0; i < change_of.size(); ++i) {
+    const Decided& d = decided[change_of[i]];
+    if (committed[change_of[i]] && d.decision.update.cluster_name.has_value() &&
+        !d.decision.update.cluster_name->empty()) {
+      // The winner is stored; the losers' deletions are not sent yet.
+      Failpoint("federation-after-winner-commit");
+    }
+  }
   // 2. The calls, per worker in decision order; then timers.
   std::map<std::string, std::vector<LinkCall>> calls;
   absl::MutexLock lock(&mu_);
@@ -552,6 +561,7 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
           break;
         case RemoteOpKind::kBind:
           call.kind = LinkCall::Kind::kBind;
+          Failpoint("federation-before-bind");
           break;
         case RemoteOpKind::kDeactivate:
           call.kind = LinkCall::Kind::kDeactivate;

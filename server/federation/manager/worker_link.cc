@@ -9,6 +9,7 @@
 #include "spdlog/spdlog.h"
 
 #include "server/codec/codec.h"
+#include "server/federation/manager/failpoint.h"
 
 namespace kq::federation {
 
@@ -391,6 +392,8 @@ void WorkerLink::SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls) {
     }
   }
   notify_(options_.name, keys, Event::kAnswered);
+  // Copies made on the worker, nothing admitted yet.
+  if (kind == LinkCall::Kind::kUpsert) Failpoint("federation-after-upsert");
 }
 
 }  // namespace kq::federation
