@@ -63,10 +63,18 @@ v1::ConfigObject ToProto(const engine::ObjectView& view) {
                       proto.mutable_local_queue()->mutable_status());
     }
   }
+  google::protobuf::RepeatedPtrField<v1::Condition>* conditions = nullptr;
   if (proto.has_admission_check()) {
+    conditions =
+        proto.mutable_admission_check()->mutable_status()->mutable_conditions();
+  } else if (proto.has_multi_kueue_cluster()) {
+    conditions = proto.mutable_multi_kueue_cluster()
+                     ->mutable_status()
+                     ->mutable_conditions();
+  }
+  if (conditions != nullptr) {
     for (const Condition& c : view.conditions) {
-      v1::Condition* out =
-          proto.mutable_admission_check()->mutable_status()->add_conditions();
+      v1::Condition* out = conditions->Add();
       out->set_type(c.type);
       out->set_status(c.status);
       out->set_reason(c.reason);
