@@ -667,6 +667,49 @@ std::string DescribeExplanation(const v1::ExplainResponse& explanation,
     }
     w.Table(2, {"WORKLOAD", "CLUSTERQUEUE", "REASON"}, rows);
   }
+  const v1::WorkloadStatus& status = explanation.workload().status();
+  if (!explanation.multikueue_copies().empty() || status.has_cluster_name() ||
+      !status.nominated_cluster_names().empty()) {
+    // Where it runs, since when, and why not elsewhere.
+    w.Section(1, "MultiKueue");
+    if (status.has_cluster_name()) {
+      std::string since;
+      for (const v1::AdmissionCheckState& check : status.admission_checks()) {
+        if (check.state() == "Ready" && check.has_last_transition_time()) {
+          since = absl::StrCat(
+              " (since ", FormatTimestamp(check.last_transition_time()), ")");
+        }
+      }
+      w.Field(2, "Cluster", absl::StrCat(status.cluster_name(), since));
+    }
+    if (!status.nominated_cluster_names().empty()) {
+      w.Field(2, "Nominated",
+              absl::StrJoin(status.nominated_cluster_names(), ", "));
+    }
+    if (status.multikueue().epoch() > 0) {
+      w.Field(2, "Dispatch Epoch", absl::StrCat(status.multikueue().epoch()));
+    }
+    Rows rows;
+    for (const v1::MultiKueueCopyState& copy :
+         explanation.multikueue_copies()) {
+      std::string state = "-";
+      if (copy.present()) {
+        state =
+            copy.bound() ? absl::StrCat(copy.state(), ", bound") : copy.state();
+      } else if (status.has_cluster_name() &&
+                 status.cluster_name() != copy.cluster()) {
+        state =
+            absl::StrCat("no copy (admitted on ", status.cluster_name(), ")");
+      } else {
+        state = "no copy";
+      }
+      rows.push_back({copy.cluster(), copy.connected() ? "True" : "False",
+                      state, copy.reason(), copy.message()});
+    }
+    if (!rows.empty()) {
+      w.Table(2, {"WORKER", "CONNECTED", "COPY", "REASON", "MESSAGE"}, rows);
+    }
+  }
   return w.Render();
 }
 

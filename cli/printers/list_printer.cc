@@ -1,5 +1,6 @@
 #include "cli/printers/list_printer.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -184,9 +185,17 @@ std::string PrintWorkloadList(absl::Span<const v1::Workload> workloads,
                               const WorkloadListResources& resources,
                               const ListTableOptions& options, absl::Time now) {
   if (workloads.empty()) return "";
+  // A MultiKueue manager's list says where each workload runs; elsewhere
+  // the column would always be empty.
+  const bool federated = std::any_of(
+      workloads.begin(), workloads.end(), [](const v1::Workload& wl) {
+        return wl.status().has_cluster_name() ||
+               !wl.status().nominated_cluster_names().empty();
+      });
   Row header = {"NAME",         "JOB TYPE", "JOB NAME",          "LOCALQUEUE",
                 "CLUSTERQUEUE", "STATUS",   "POSITION IN QUEUE", "EXEC TIME",
                 "AGE"};
+  if (federated) header.insert(header.begin() + 5, "CLUSTER");
   AddWide(options.wide, header, {"PRIORITY", "REASON"});
   Table table(options.all_namespaces, std::move(header));
   for (const v1::Workload& wl : workloads) {
@@ -206,6 +215,14 @@ std::string PrintWorkloadList(absl::Span<const v1::Workload> workloads,
                position,
                ExecTime(wl, now),
                FormatAge(wl.metadata().creation_timestamp(), now)};
+    if (federated) {
+      // The winner, or the workers still being tried.
+      const auto& nominated = wl.status().nominated_cluster_names();
+      row.insert(row.begin() + 5,
+                 wl.status().has_cluster_name()
+                     ? wl.status().cluster_name()
+                     : absl::StrJoin(nominated.begin(), nominated.end(), ","));
+    }
     const v1::Condition* pending = PendingCondition(wl);
     AddWide(options.wide, row,
             {absl::StrCat(wl.spec().priority()),

@@ -395,6 +395,12 @@ grpc::Status QueueServiceImpl::Explain(grpc::ServerContext* context,
     *response->mutable_estimated_start_time() =
         codec::ToProto(*result->estimated_start);
   }
+  if (copies_) {
+    for (v1::MultiKueueCopyState& copy :
+         copies_({request->namespace_(), request->name()})) {
+      *response->add_multikueue_copies() = std::move(copy);
+    }
+  }
   return grpc::Status::OK;
 }
 

@@ -3,6 +3,7 @@
 // The gRPC edge: each handler converts the request, makes one engine call,
 // converts the result back and maps the status. No admission logic here.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,13 @@ class QueueServiceImpl final
       const grpc::ServerContextBase& context, const v1::AdmitRequest& request);
   bool access_enabled() const { return access_.access().enabled(); }
 
+  // What a MultiKueue manager's workers hold of a workload, for Explain
+  // (the federation controller answers; unset, Explain says nothing of
+  // copies). Set before serving.
+  using CopyReporter = std::function<std::vector<v1::MultiKueueCopyState>(
+      const NamespacedName& key)>;
+  void set_copy_reporter(CopyReporter copies) { copies_ = std::move(copies); }
+
   grpc::ServerUnaryReactor* SubmitWorkload(
       grpc::CallbackServerContext* context,
       const v1::SubmitWorkloadRequest* request,
@@ -161,6 +169,7 @@ class QueueServiceImpl final
 
   engine::Engine& engine_;
   auth::GrpcAccess& access_;
+  CopyReporter copies_;
   ReplyQueue replies_;
 };
 

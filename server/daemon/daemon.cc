@@ -333,6 +333,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Config& config) {
   // Every kqd can be a MultiKueue worker.
   parts->federation = std::make_unique<api::FederationServiceImpl>(
       *parts->engine, *parts->grpc_access);
+  parts->queue->set_copy_reporter(
+      [multikueue = parts->multikueue.get()](const NamespacedName& key) {
+        std::vector<v1::MultiKueueCopyState> copies;
+        for (const federation::Controller::CopyReport& report :
+             multikueue->ReportCopies(key)) {
+          copies.push_back(federation::CopyStateOf(report));
+        }
+        return copies;
+      });
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

@@ -8,6 +8,7 @@
 #include "absl/synchronization/notification.h"
 #include "spdlog/spdlog.h"
 
+#include "server/codec/codec.h"
 #include "server/federation/connection.h"
 #include "server/federation/incremental.h"
 #include "server/federation/manager/failpoint.h"
@@ -685,14 +686,57 @@ std::vector<Controller::CopyReport> Controller::ReportCopies(
     const NamespacedName& key) const {
   std::vector<CopyReport> reports;
   absl::MutexLock lock(&mu_);
-  for (const auto& [name, link] : links_) {
+  auto local = locals_.find(key);
+  if (local == locals_.end()) return reports;
+  auto clusters = config_.check_clusters.find(local->second.check);
+  if (clusters == config_.check_clusters.end()) return reports;
+  for (const std::string& name : clusters->second) {
     CopyReport report;
     report.cluster = name;
-    report.connected = link->connection().connected();
-    report.copy = link->CopyOf(key);
+    auto link = links_.find(name);
+    if (link != links_.end()) {
+      report.connected = link->second->connection().connected();
+      report.copy = link->second->CopyOf(key);
+    }
     reports.push_back(std::move(report));
   }
   return reports;
+}
+
+v1::MultiKueueCopyState CopyStateOf(const Controller::CopyReport& report) {
+  v1::MultiKueueCopyState out;
+  out.set_cluster(report.cluster);
+  out.set_connected(report.connected);
+  if (!report.copy.has_value()) return out;
+  const Workload& wl = report.copy->status;
+  out.set_present(true);
+  out.set_bound(report.copy->bound);
+  out.set_epoch(report.copy->epoch);
+  // The condition that says most about where the copy is.
+  const Condition* deciding = nullptr;
+  std::string state = StateName(StateOf(wl));
+  if (IsConditionTrue(wl.conditions, kConditionEvicted) &&
+      StateOf(wl) != WorkloadState::kFinished) {
+    state = "Evicted";
+    deciding = FindCondition(wl.conditions, kConditionEvicted);
+  } else {
+    for (const char* type :
+         {kConditionFinished, kConditionAdmitted, kConditionQuotaReserved}) {
+      if (const Condition* c = FindCondition(wl.conditions, type);
+          c != nullptr && (c->status == kConditionTrue ||
+                           std::string(type) == kConditionQuotaReserved)) {
+        deciding = c;
+        break;
+      }
+    }
+  }
+  out.set_state(state);
+  if (deciding != nullptr) {
+    out.set_reason(deciding->reason);
+    out.set_message(deciding->message);
+    *out.mutable_since() = codec::ToProto(deciding->last_transition_time);
+  }
+  return out;
 }
 
 }  // namespace kq::federation

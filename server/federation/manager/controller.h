@@ -26,6 +26,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "kq/v1/queue_service.pb.h"
 
 #include "server/core/config.h"
 #include "server/core/objects.h"
@@ -138,5 +139,9 @@ class Controller : public engine::BatchObserver {
 
   std::jthread thread_;
 };
+
+// A CopyReport as Explain answers it (Pending, QuotaReserved, Admitted,
+// Finished or Evicted, with the condition that says so).
+v1::MultiKueueCopyState CopyStateOf(const Controller::CopyReport& report);
 
 }  // namespace kq::federation
