@@ -156,6 +156,7 @@ absl::StatusOr<Workload*> AdmissionState::FindOwnedCopy(const RemoteRef& ref) {
 
 absl::StatusOr<HeartbeatResult> AdmissionState::BindRemote(const RemoteRef& ref,
                                                            absl::Duration lease,
+                                                           bool fence,
                                                            absl::Time now) {
   KQ_ASSIGN_OR_RETURN(Workload * found, FindOwnedCopy(ref));
   Workload& wl = *found;
@@ -170,6 +171,7 @@ absl::StatusOr<HeartbeatResult> AdmissionState::BindRemote(const RemoteRef& ref,
                        "admitted copy can be bound"));
     }
     wl.remote->bound = true;
+    wl.remote->fenced = fence;
     MarkWorkload(ref.key, Change::kModified);
   }
   return Heartbeat(ref.key, RelayRunnerId(ref.origin), lease,
@@ -209,6 +211,27 @@ absl::StatusOr<Workload> AdmissionState::DeactivateRemote(
     }
   }
   return wl;
+}
+
+bool AdmissionState::FenceLapsedCopy(Workload& wl, absl::Time now) {
+  if (!IsFencedCopy(wl) || wl.runner->lease_expire_time > now) return false;
+  const NamespacedName key = KeyOf(wl);
+  // Deactivated, not requeued: admitted here again without its manager it
+  // would hold quota for a job that may be running elsewhere by then. The
+  // manager sees the eviction when it is back, and dispatches again.
+  wl.active = false;
+  wl.remote->bound = false;
+  queues_.Remove(key);
+  last_assignments_.erase(key);
+  Evict(wl, kReasonManagerLost,
+        absl::StrCat("The MultiKueue manager (origin \"", wl.remote->origin,
+                     "\") did not renew its lease (it lapsed at ",
+                     absl::FormatTime(wl.runner->lease_expire_time),
+                     "): the copy stopped here so that the workload cannot "
+                     "run in two places"),
+        now);
+  StopOrRelease(wl, now);
+  return true;
 }
 
 bool IsRelayRunner(const std::string& runner_id) {

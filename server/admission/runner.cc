@@ -23,6 +23,10 @@ std::optional<absl::Time> AdmissionState::NextWakeup() {
       if (wl.runner.has_value()) consider(wl.runner->lease_expire_time);
       return;
     }
+    if (IsFencedCopy(wl)) {
+      consider(wl.runner->lease_expire_time);
+      return;
+    }
     if (!wl.active || HoldsQuota(wl) || !WaitsForCheckBackoff(wl)) return;
     consider(RequeueAt(wl).value_or(absl::InfinitePast()));
   };
@@ -30,8 +34,13 @@ std::optional<absl::Time> AdmissionState::NextWakeup() {
   return next;
 }
 
+bool AdmissionState::IsFencedCopy(const Workload& wl) {
+  return wl.remote.has_value() && wl.remote->bound && wl.remote->fenced &&
+         wl.runner.has_value() && !IsEvicting(wl) && HoldsQuota(wl);
+}
+
 bool AdmissionState::IsTimed(const Workload& wl) {
-  return wl.stop_deadline.has_value() ||
+  return wl.stop_deadline.has_value() || IsFencedCopy(wl) ||
          (wl.active && !HoldsQuota(wl) && WaitsForCheckBackoff(wl));
 }
 

@@ -386,8 +386,10 @@ class AdmissionState {
   // (RelayRunnerId) attaches with `lease`, and the copy may run. A repeat
   // renews the lease. FailedPrecondition when the copy is not admitted or
   // is being evicted.
+  // With `fence` (lease mode), a lapse of the relay's lease makes the
+  // worker evict and deactivate the copy itself (reason ManagerLost).
   absl::StatusOr<HeartbeatResult> BindRemote(const RemoteRef& ref,
-                                             absl::Duration lease,
+                                             absl::Duration lease, bool fence,
                                              absl::Time now);
   // The relay runner's heartbeat on a bound copy: renews its lease, says
   // stop once the worker evicts it, and with `stopped` confirms the stop
@@ -496,6 +498,11 @@ class AdmissionState {
                                                  bool same_epoch) const;
   // The unfinished copy of ref's epoch; NotFound when absent.
   absl::StatusOr<Workload*> FindOwnedCopy(const RemoteRef& ref);
+  // Lease mode: evicts and deactivates `wl` if it is a fenced, bound copy
+  // whose relay lease lapsed. Returns whether it did.
+  bool FenceLapsedCopy(Workload& wl, absl::Time now);
+  // Whether a lapse of `wl`'s relay lease would fence it.
+  static bool IsFencedCopy(const Workload& wl);
   // Takes a workload out of the state, its quota released, with no
   // condition set (the first half of FinishWorkload).
   Workload TakeWorkload(const NamespacedName& key);

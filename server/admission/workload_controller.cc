@@ -191,6 +191,7 @@ void AdmissionState::ReleaseOverdueEvictions(absl::Time now) {
                                           timed_workloads_.end());
   for (const NamespacedName& key : timed) {
     Workload& wl = workloads_.At(key);
+    if (FenceLapsedCopy(wl, now)) continue;
     if (!wl.stop_deadline.has_value()) continue;
     const bool lease_lapsed =
         !wl.runner.has_value() || wl.runner->lease_expire_time <= now;

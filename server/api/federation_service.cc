@@ -114,6 +114,7 @@ grpc::Status FederationServiceImpl::Items(grpc::ServerContext* context,
     call.ref = RefOf(item.key());
     call.lease = LeaseOf(request);
     call.stopped = item.stopped();
+    call.fence = request.fence();
     call.message = item.message();
     calls.push_back(std::move(call));
   }

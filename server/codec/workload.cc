@@ -261,7 +261,8 @@ absl::StatusOr<Workload> WorkloadFromProto(const v1::Workload& proto,
   if (status.has_remote()) {
     wl.remote =
         RemoteCopyStatus{status.remote().origin(), status.remote().origin_uid(),
-                         status.remote().epoch(), status.remote().bound()};
+                         status.remote().epoch(), status.remote().bound(),
+                         status.remote().fenced()};
   }
   for (int i = 0; i < status.reclaimable_pods_size(); ++i) {
     const v1::ReclaimablePod& rp = status.reclaimable_pods(i);
@@ -350,6 +351,7 @@ v1::Workload WorkloadToProto(const Workload& workload, TemplateOut out) {
     remote->set_origin_uid(workload.remote->origin_uid);
     remote->set_epoch(workload.remote->epoch);
     remote->set_bound(workload.remote->bound);
+    remote->set_fenced(workload.remote->fenced);
   }
   for (const auto& [name, count] : workload.reclaimable_pods) {
     v1::ReclaimablePod* rp = status->add_reclaimable_pods();

@@ -114,6 +114,9 @@ inline constexpr char kReasonDeactivatedDueToAdmissionCheck[] =
 // ReasonWithCause "%sDueTo%s").
 inline constexpr char kReasonDeactivatedDueToEvictedOnManagerCluster[] =
     "DeactivatedDueToEvictedOnManagerCluster";
+// kq: a fenced MultiKueue copy whose manager stopped renewing its lease
+// (lease mode), evicted and deactivated by the worker itself.
+inline constexpr char kReasonManagerLost[] = "ManagerLost";
 
 // Requeued=True reasons.
 inline constexpr char kReasonReactivated[] = "Reactivated";

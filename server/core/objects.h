@@ -470,6 +470,11 @@ struct RemoteCopyStatus {
   // workload runs. An unbound copy only competes for quota; no runner may
   // attach to it, so a copy that did not win can never start.
   bool bound = false;
+  // Bound in the manager's lease mode (multiKueue fencing: Lease, a kq
+  // extension): once the manager's relay lease lapses the worker stops the
+  // copy itself, so a partition longer than the lease cannot leave it
+  // running while the manager dispatches it elsewhere.
+  bool fenced = false;
   friend bool operator==(const RemoteCopyStatus&,
                          const RemoteCopyStatus&) = default;
 };

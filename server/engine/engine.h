@@ -113,6 +113,8 @@ struct RemoteCall {
   absl::Duration lease = absl::Seconds(30);
   // kRenew: the runner the manager relays stopped.
   bool stopped = false;
+  // kBind: lease mode (see admission::AdmissionState::BindRemote).
+  bool fence = false;
   // kDeactivate: why the manager evicted it ("Evicted on manager: ...").
   std::string message;
 };

@@ -66,7 +66,7 @@ absl::StatusOr<RemoteResult> Engine::DoRemoteCall(RemoteCall& call) {
     }
     case Kind::kBind:
       KQ_RETURN_IF_ERROR(
-          state_.BindRemote(ref, call.lease, batch_now_).status());
+          state_.BindRemote(ref, call.lease, call.fence, batch_now_).status());
       break;
     case Kind::kRenew:
       KQ_RETURN_IF_ERROR(

@@ -208,6 +208,13 @@ void Controller::SyncLinks(const Config& config, absl::Time now) {
     link.bookmark_interval = options_.bookmark_interval;
     link.silence_timeout = options_.silence_timeout;
     link.relay_lease = options_.relay_lease;
+    if (config.settings.lease_fencing) {
+      // The worker stops a copy it hears nothing about before the manager
+      // may give up on that worker and dispatch elsewhere.
+      link.fence = true;
+      link.relay_lease = std::min(options_.relay_lease,
+                                  config.settings.worker_lost_timeout / 2);
+    }
     wanted[name] = std::move(link);
   }
   std::vector<std::pair<std::string, WorkerLink::Options>> to_create;
@@ -223,7 +230,9 @@ void Controller::SyncLinks(const Config& config, absl::Time now) {
           want->second.client.tls_cert_file == have.client.tls_cert_file &&
           want->second.client.tls_key_file == have.client.tls_key_file &&
           want->second.client.token_file == have.client.token_file &&
-          want->second.client.tls_server_name == have.client.tls_server_name;
+          want->second.client.tls_server_name == have.client.tls_server_name &&
+          want->second.fence == have.fence &&
+          want->second.relay_lease == have.relay_lease;
       if (same) {
         wanted.erase(want);
         ++it;
@@ -317,6 +326,7 @@ void Controller::Loop(std::stop_token stop) {
     std::vector<NamespacedName> keys;
     std::optional<Config> sync;
     absl::Duration gc_interval;
+    absl::Duration relay_lease = options_.relay_lease;
     {
       absl::MutexLock lock(&mu_);
       auto busy = [this, &stop] {
@@ -359,6 +369,10 @@ void Controller::Loop(std::stop_token stop) {
         keys.push_back(key);
       }
       gc_interval = config_.settings.gc_interval;
+      if (config_.settings.lease_fencing) {
+        relay_lease =
+            std::min(relay_lease, config_.settings.worker_lost_timeout / 2);
+      }
     }
     const absl::Time now = absl::Now();
     if (sync.has_value()) SyncLinks(*sync, now);
@@ -369,7 +383,7 @@ void Controller::Loop(std::stop_token stop) {
     }
     if (now >= next_renew) {
       RenewRelays(now);
-      next_renew = now + options_.relay_lease / 3;
+      next_renew = now + relay_lease / 3;
     }
     if (gc_interval > absl::ZeroDuration() && now >= next_gc) {
       CollectGarbage(now);

@@ -341,6 +341,7 @@ void WorkerLink::SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls) {
   } else {
     v1::RemoteRequest request;
     *request.mutable_lease() = ToProtoDuration(options_.relay_lease);
+    request.set_fence(options_.fence && kind == LinkCall::Kind::kBind);
     for (const LinkCall& call : calls) {
       v1::RemoteItem* item = request.add_items();
       *item->mutable_key() = KeyOf(call, options_.origin);

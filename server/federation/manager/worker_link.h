@@ -60,6 +60,9 @@ class WorkerLink {
     absl::Duration silence_timeout = absl::Seconds(4);
     // The relay runner's lease sent with Bind and Renew.
     absl::Duration relay_lease = absl::Seconds(30);
+    // Lease mode: Bind asks the worker to fence the copy once the lease
+    // lapses.
+    bool fence = false;
   };
   // What a notification says.
   enum class Event {

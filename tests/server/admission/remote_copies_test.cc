@@ -122,7 +122,7 @@ TEST_F(RemoteCopiesTest, EpochsFenceStaleCalls) {
   EXPECT_THAT(
       state_.DeleteRemote(Ref(1), nullptr),
       StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("is stale")));
-  EXPECT_THAT(state_.BindRemote(Ref(1), absl::Seconds(10), kStart),
+  EXPECT_THAT(state_.BindRemote(Ref(1), absl::Seconds(10), false, kStart),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("not of epoch 1")));
   // A newer epoch must wait for the old copy's deletion.
@@ -160,20 +160,21 @@ TEST_F(RemoteCopiesTest, DeleteReleasesQuotaAndIsIdempotent) {
 TEST_F(RemoteCopiesTest, BindNeedsAdmissionThenTheRelayRunsIt) {
   // Too big to fit: pending, so it cannot be bound.
   ASSERT_THAT(Upsert(Ref(1), Copy("8")), IsOk());
-  EXPECT_THAT(state_.BindRemote(Ref(1), absl::Seconds(10), kStart),
+  EXPECT_THAT(state_.BindRemote(Ref(1), absl::Seconds(10), false, kStart),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("not admitted")));
   ASSERT_THAT(state_.DeleteRemote(Ref(1), nullptr), IsOk());
   ASSERT_THAT(Upsert(Ref(2)), IsOk());
   absl::StatusOr<HeartbeatResult> bound =
-      state_.BindRemote(Ref(2), absl::Seconds(10), kStart);
+      state_.BindRemote(Ref(2), absl::Seconds(10), false, kStart);
   ASSERT_THAT(bound, IsOk());
   EXPECT_FALSE(bound->stop);
   EXPECT_TRUE(Get().remote->bound);
   ASSERT_TRUE(Get().runner.has_value());
   EXPECT_EQ(Get().runner->id, "multikueue/multikueue");
   // A repeat renews; another runner is still refused.
-  EXPECT_THAT(state_.BindRemote(Ref(2), absl::Seconds(20), kStart), IsOk());
+  EXPECT_THAT(state_.BindRemote(Ref(2), absl::Seconds(20), false, kStart),
+              IsOk());
   EXPECT_EQ(Get().runner->lease_expire_time, kStart + absl::Seconds(20));
   EXPECT_THAT(state_.Heartbeat(kKey, "agent", absl::Seconds(10), false, kStart),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -182,7 +183,8 @@ TEST_F(RemoteCopiesTest, BindNeedsAdmissionThenTheRelayRunsIt) {
 
 TEST_F(RemoteCopiesTest, WorkerEvictionWaitsForTheRelayedRunner) {
   ASSERT_THAT(Upsert(Ref(1)), IsOk());
-  ASSERT_THAT(state_.BindRemote(Ref(1), absl::Seconds(30), kStart), IsOk());
+  ASSERT_THAT(state_.BindRemote(Ref(1), absl::Seconds(30), false, kStart),
+              IsOk());
   // A higher-priority workload of the worker's own preempts the copy.
   state_.AddWorkload(WorkloadBuilder("high")
                          .Namespace("ns")
@@ -207,7 +209,8 @@ TEST_F(RemoteCopiesTest, WorkerEvictionWaitsForTheRelayedRunner) {
 
 TEST_F(RemoteCopiesTest, DeactivateIsKueuesEvictedOnManagerCluster) {
   ASSERT_THAT(Upsert(Ref(1)), IsOk());
-  ASSERT_THAT(state_.BindRemote(Ref(1), absl::Seconds(30), kStart), IsOk());
+  ASSERT_THAT(state_.BindRemote(Ref(1), absl::Seconds(30), false, kStart),
+              IsOk());
   absl::StatusOr<Workload> wl =
       state_.DeactivateRemote(Ref(1), "Evicted on manager: preempted", kStart);
   ASSERT_THAT(wl, IsOk());
@@ -225,6 +228,43 @@ TEST_F(RemoteCopiesTest, DeactivateIsKueuesEvictedOnManagerCluster) {
   EXPECT_FALSE(HoldsQuota(Get()));
 }
 
+TEST_F(RemoteCopiesTest, LeaseModeFencesACopyWhoseManagerWentSilent) {
+  ASSERT_THAT(Upsert(Ref(1)), IsOk());
+  ASSERT_THAT(state_.BindRemote(Ref(1), absl::Seconds(4), true, kStart),
+              IsOk());
+  EXPECT_TRUE(Get().remote->fenced);
+  // The worker wakes for the lease's end without a command.
+  EXPECT_EQ(state_.NextWakeup(), kStart + absl::Seconds(4));
+  // Renewed in time: nothing happens.
+  const absl::Time t1 = kStart + absl::Seconds(3);
+  ASSERT_THAT(state_.RenewRemote(Ref(1), absl::Seconds(4), false, t1), IsOk());
+  state_.RunPasses(kStart + absl::Seconds(5));
+  EXPECT_TRUE(HoldsQuota(Get()));
+  EXPECT_FALSE(IsEvicting(Get()));
+  // Silent past the lease: evicted and deactivated here, quota released.
+  state_.RunPasses(t1 + absl::Seconds(4));
+  const Workload& wl = Get();
+  EXPECT_FALSE(HoldsQuota(wl));
+  EXPECT_FALSE(wl.active);
+  EXPECT_FALSE(wl.remote->bound);
+  const Condition* evicted = FindCondition(wl.conditions, kConditionEvicted);
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->reason, "ManagerLost");
+  EXPECT_THAT(evicted->message, HasSubstr("cannot run in two places"));
+  // Not queued again: nothing here admits it without its manager.
+  state_.RunPasses(t1 + absl::Seconds(60));
+  EXPECT_FALSE(HoldsQuota(Get()));
+}
+
+TEST_F(RemoteCopiesTest, WithoutLeaseModeASilentManagerLeavesTheCopyRunning) {
+  ASSERT_THAT(Upsert(Ref(1)), IsOk());
+  ASSERT_THAT(state_.BindRemote(Ref(1), absl::Seconds(4), false, kStart),
+              IsOk());
+  state_.RunPasses(kStart + absl::Minutes(10));
+  EXPECT_TRUE(HoldsQuota(Get()));
+  EXPECT_TRUE(Get().remote->bound);
+}
+
 TEST_F(RemoteCopiesTest, BadRefsNameTheField) {
   EXPECT_THAT(Upsert(RemoteRef{kKey, "", "u", 1}),
               StatusIs(absl::StatusCode::kInvalidArgument, "origin: required"));
@@ -234,7 +274,7 @@ TEST_F(RemoteCopiesTest, BadRefsNameTheField) {
   EXPECT_THAT(
       Upsert(RemoteRef{kKey, "o", "u", 0}),
       StatusIs(absl::StatusCode::kInvalidArgument, "epoch: must be positive"));
-  EXPECT_THAT(state_.BindRemote(Ref(1), absl::Seconds(1), kStart),
+  EXPECT_THAT(state_.BindRemote(Ref(1), absl::Seconds(1), false, kStart),
               StatusIs(absl::StatusCode::kNotFound));
 }
 
