@@ -240,6 +240,7 @@ absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
       }
     }
     connection_.MarkConnected();
+    last_error_ = "the watch ended";
     last_heard_ = absl::Now();
   }
   spdlog::info("MultiKueue: worker {} connected ({} copies)", options_.name,
