@@ -59,6 +59,12 @@ absl::Status Client::WatchResumable(
   return cancelled ? absl::CancelledError("watch cancelled") : status;
 }
 
+absl::StatusOr<v1::Workload> Client::SetNominatedClusters(
+    const v1::SetNominatedClustersRequest&) {
+  return absl::UnimplementedError(
+      "SetNominatedClusters: not implemented by this client");
+}
+
 absl::StatusOr<v1::RemoteResponse> Client::UpsertRemote(
     const v1::UpsertRemoteRequest&) {
   return absl::UnimplementedError(

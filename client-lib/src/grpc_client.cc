@@ -564,6 +564,18 @@ class GrpcClient : public Client {
         });
   }
 
+  absl::StatusOr<v1::Workload> SetNominatedClusters(
+      const v1::SetNominatedClustersRequest& request) override {
+    absl::StatusOr<v1::SetNominatedClustersResponse> response =
+        Once<v1::SetNominatedClustersResponse>(
+            options_.deadline, request,
+            [this](auto* context, auto& req, auto* resp) {
+              return admin_->SetNominatedClusters(context, req, resp);
+            });
+    if (!response.ok()) return response.status();
+    return std::move(*response->mutable_workload());
+  }
+
   absl::StatusOr<v1::RemoteResponse> UpsertRemote(
       const v1::UpsertRemoteRequest& request) override {
     return Retried<v1::RemoteResponse>(

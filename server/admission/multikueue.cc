@@ -95,4 +95,62 @@ absl::StatusOr<Workload> AdmissionState::ApplyMultiKueueChange(
   return *workloads_.Find(change.key);
 }
 
+absl::StatusOr<Workload> AdmissionState::SetNominatedClusters(
+    const NamespacedName& key, const std::vector<std::string>& names) {
+  Workload* found = workloads_.FindMutable(key);
+  if (found == nullptr) {
+    return absl::NotFoundError(absl::StrCat(Describe(key), " not found"));
+  }
+  Workload& wl = *found;
+  const std::string& dispatcher = configuration_.multi_kueue.dispatcher_name;
+  if (dispatcher == kMultiKueueDispatcherAllAtOnce ||
+      dispatcher == kMultiKueueDispatcherIncremental) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the MultiKueue dispatcher is \"", dispatcher,
+        "\", which nominates the workers itself; an external dispatcher "
+        "needs multiKueue.dispatcherName set to its own name"));
+  }
+  bool has_check = false;
+  for (const AdmissionCheckState& check : wl.admission_checks) {
+    auto ac = admission_checks_.find(check.name);
+    if (ac != admission_checks_.end() &&
+        ac->second.controller_name == kMultiKueueControllerName) {
+      has_check = true;
+    }
+  }
+  if (!has_check) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(Describe(key), " has no MultiKueue admission check"));
+  }
+  // Kueue's CRD: maxItems 20, items of 1 to 256 characters, a set.
+  if (names.size() > 20) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("status.nominatedClusterNames: Too many: ", names.size(),
+                     ": must have at most 20 items"));
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty() || names[i].size() > 256) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("status.nominatedClusterNames[", i,
+                       "]: Invalid value: must be 1 to 256 characters"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (names[j] == names[i]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("status.nominatedClusterNames[", i,
+                         "]: Duplicate value: \"", names[i], "\""));
+      }
+    }
+  }
+  MultiKueueStatus status =
+      wl.multikueue.has_value() ? *wl.multikueue : MultiKueueStatus{};
+  status.nominated_cluster_names = names;
+  KQ_RETURN_IF_ERROR(CheckClusterNameUpdate(
+      wl.multikueue.has_value() ? *wl.multikueue : MultiKueueStatus{}, status));
+  if (wl.multikueue.has_value() && *wl.multikueue == status) return wl;
+  wl.multikueue = std::move(status);
+  MarkWorkload(key, Change::kModified);
+  return wl;
+}
+
 }  // namespace kq::admission

@@ -417,6 +417,13 @@ class AdmissionState {
   // check. Nothing changes on an error.
   absl::StatusOr<Workload> ApplyMultiKueueChange(const MultiKueueChange& change,
                                                  absl::Time now);
+  // An external dispatcher's status.nominatedClusterNames (see
+  // AdminService.SetNominatedClusters), with Kueue's validation: at most 20
+  // names, none repeated, none empty or longer than 256 characters, and not
+  // once clusterName is set. FailedPrecondition when the workload has no
+  // MultiKueue check or the configuration's dispatcher is Kueue's own.
+  absl::StatusOr<Workload> SetNominatedClusters(
+      const NamespacedName& key, const std::vector<std::string>& names);
 
   // ---- Scheduling ------------------------------------------------------
   // Runs Kueue scheduling passes (at most one head per ClusterQueue each)

@@ -268,6 +268,26 @@ grpc::Status AdminServiceImpl::SetWorkloadActive(
   return grpc::Status::OK;
 }
 
+grpc::Status AdminServiceImpl::SetNominatedClusters(
+    grpc::ServerContext* context,
+    const v1::SetNominatedClustersRequest* request,
+    v1::SetNominatedClustersResponse* response) {
+  // Kueue's external dispatcher patches workloads/status.
+  auth::Attributes patch =
+      WorkloadRequest("patch", request->namespace_(), request->name());
+  patch.subresource = "status";
+  if (absl::StatusOr<auth::Principal> p = access_.Check(*context, patch);
+      !p.ok()) {
+    return ToGrpcStatus(p.status());
+  }
+  absl::StatusOr<Workload> wl = engine_.SetNominatedClusters(
+      {request->namespace_(), request->name()},
+      {request->cluster_names().begin(), request->cluster_names().end()});
+  if (!wl.ok()) return ToGrpcStatus(wl.status());
+  *response->mutable_workload() = codec::ToProto(*wl);
+  return grpc::Status::OK;
+}
+
 grpc::Status AdminServiceImpl::SetStopPolicy(
     grpc::ServerContext* context, const v1::SetStopPolicyRequest* request,
     v1::SetStopPolicyResponse* response) {

@@ -66,6 +66,10 @@ class AdminServiceImpl final : public v1::AdminService::Service {
   grpc::Status SetStopPolicy(grpc::ServerContext* context,
                              const v1::SetStopPolicyRequest* request,
                              v1::SetStopPolicyResponse* response) override;
+  grpc::Status SetNominatedClusters(
+      grpc::ServerContext* context,
+      const v1::SetNominatedClustersRequest* request,
+      v1::SetNominatedClustersResponse* response) override;
 
  private:
   // Apply's check: per object, create when it is new, update when it

@@ -282,6 +282,10 @@ class Engine {
   // scheduling passes). An item that fails changes nothing.
   absl::StatusOr<std::vector<absl::StatusOr<Workload>>> UpdateMultiKueue(
       std::vector<admission::MultiKueueChange> changes);
+  // An external MultiKueue dispatcher's nominations
+  // (admission::AdmissionState::SetNominatedClusters).
+  absl::StatusOr<Workload> SetNominatedClusters(const NamespacedName& key,
+                                                std::vector<std::string> names);
 
   // The MultiKueueClusters' Active conditions as the federation runtime
   // sees its connections (admission::AdmissionState::

@@ -142,6 +142,14 @@ absl::StatusOr<std::vector<absl::StatusOr<Workload>>> Engine::UpdateMultiKueue(
       });
 }
 
+absl::StatusOr<Workload> Engine::SetNominatedClusters(
+    const NamespacedName& key, std::vector<std::string> names) {
+  return ChangeWorkload(key, [this, key, names = std::move(names)] {
+    KQ_RETURN_IF_ERROR(CheckUnfinished(key));
+    return state_.SetNominatedClusters(key, names).status();
+  });
+}
+
 absl::Status Engine::SetMultiKueueClusterActive(
     std::map<std::string, Condition> active) {
   return Call<bool>(

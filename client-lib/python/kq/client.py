@@ -845,6 +845,15 @@ class Client:
                               namespace=namespace, name=name, active=active),
                           True).workload
 
+    def set_nominated_clusters(self, namespace, name, cluster_names):
+        """An external MultiKueue dispatcher's status.nominatedClusterNames
+        for a manager's workload. Returns the Workload."""
+        return self._call(self._admin.SetNominatedClusters,
+                          admin_service_pb2.SetNominatedClustersRequest(
+                              namespace=namespace, name=name,
+                              cluster_names=list(cluster_names)),
+                          True).workload
+
     def set_stop_policy(self, kind, name, stop_policy, namespace=""):
         """spec.stopPolicy (None, Hold, HoldAndDrain) of a ClusterQueue or
         LocalQueue. Returns the ConfigObject."""

@@ -239,6 +239,10 @@ class Client {
   // retried within the retry budget like a read; each item's own outcome
   // is in its result. These defaults, for clients that do not implement
   // them, return UNIMPLEMENTED.
+  // AdminService.SetNominatedClusters: an external MultiKueue dispatcher's
+  // nominations. Sent once. This default returns UNIMPLEMENTED.
+  virtual absl::StatusOr<v1::Workload> SetNominatedClusters(
+      const v1::SetNominatedClustersRequest& request);
   virtual absl::StatusOr<v1::RemoteResponse> UpsertRemote(
       const v1::UpsertRemoteRequest& request);
   enum class RemoteVerb { kDelete, kBind, kRenew, kDeactivate };
