@@ -163,8 +163,11 @@ def module_of(path):
     """The module of a file (or of an included path) relative to the root."""
     parts = path.split("/")
     if parts[0] in ("server", "client-lib", "shim") and len(parts) > 2:
-        if parts[:3] == ["server", "store", "sqlite"] and len(parts) > 3:
-            return "server/store/sqlite"
+        # Rooms with a room of their own inside.
+        for sub in (["server", "store", "sqlite"],
+                    ["server", "federation", "manager"]):
+            if parts[:3] == sub and len(parts) > 3:
+                return "/".join(sub)
         return "/".join(parts[:2])
     return parts[0]
 

@@ -41,8 +41,8 @@ start_kqd() {  # start_kqd NAME [ARGS...]: sets PORT
 start_kqd w1; W1=$PORT
 start_kqd w2; W2=$PORT
 start_kqd m --config="$EXAMPLES/manager-config.yaml"; M=$PORT
-sed "s/7101/$W1/" "$EXAMPLES/worker1.yaml" >"$WORK/worker1.yaml"
-sed "s/7102/$W2/" "$EXAMPLES/worker2.yaml" >"$WORK/worker2.yaml"
+sed "s/7101/$W1/" "$EXAMPLES/worker1.kqconfig" >"$WORK/worker1.kqconfig"
+sed "s/7102/$W2/" "$EXAMPLES/worker2.kqconfig" >"$WORK/worker2.kqconfig"
 sed "s|/tmp/kq-federation|$WORK|" "$EXAMPLES/manager.yaml" >"$WORK/manager.yaml"
 
 kq --server "127.0.0.1:$W1" apply -f "$EXAMPLES/worker.yaml" >/dev/null

@@ -331,7 +331,7 @@ TEST_F(EngineTest, CancelPendingWorkload) {
   EXPECT_THAT(engine_->Cancel({"team-ml", "nope"}).status(),
               ::kq::testing::StatusIs(absl::StatusCode::kNotFound));
   ASSERT_OK_AND_ASSIGN(auto listed,
-                       engine_->ListWorkloads({"team-ml", "", "", true}));
+                       engine_->ListWorkloads({"team-ml", "", "", "", true}));
   ASSERT_EQ(listed.items.size(), 1u);
   EXPECT_EQ(StateOf(listed.items[0]), WorkloadState::kFinished);
 }
@@ -419,7 +419,7 @@ TEST_F(EngineTest, RestartRestoresWorkloadsAndUsage) {
   engine_->Stop();
   StartEngine();
   ASSERT_OK_AND_ASSIGN(auto listed,
-                       engine_->ListWorkloads({"team-ml", "", "", true}));
+                       engine_->ListWorkloads({"team-ml", "", "", "", true}));
   ASSERT_EQ(listed.items.size(), 3u);
   EXPECT_EQ(StateOf(listed.items[0]), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf(listed.items[1]), WorkloadState::kFinished);
