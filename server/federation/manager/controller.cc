@@ -603,10 +603,16 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       requeue = kRetryAfter;
     }
     if (requeue > absl::ZeroDuration()) timers_.emplace(now + requeue, d.key);
-    // A finished workload whose copies are gone is followed no more.
-    if (ManagerStateOf(d.local).cluster_name.empty() && d.decision.steady() &&
+    // A finished workload whose copies on connected workers are gone is
+    // followed no more; a copy on a worker that was away is the garbage
+    // collection's once it is back.
+    if (d.decision.steady() &&
         IsConditionTrue(d.local.conditions, kConditionFinished)) {
-      locals_.erase(d.key);
+      auto it = locals_.find(d.key);
+      if (it != locals_.end() &&
+          it->second.workload.meta.revision == d.local.meta.revision) {
+        locals_.erase(it);
+      }
     }
   }
   for (auto& [worker, list] : calls) {
