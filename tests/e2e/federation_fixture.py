@@ -14,6 +14,7 @@ once when Heartbeat says stop.
 import collections
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -69,7 +70,7 @@ def condition_of(wl, type_):
     return kq.condition(wl, type_)
 
 
-# ---- kqd ----------------------------------------------------------------------
+# ---- kqd --------------------------------------------------------------------
 
 
 class Kqd:
@@ -277,7 +278,7 @@ class Kqd:
         self.terminate()
 
 
-# ---- The proxy ------------------------------------------------------------------
+# ---- The proxy --------------------------------------------------------------
 
 
 class Proxy:
@@ -383,7 +384,7 @@ class Proxy:
             self._close(conn)
 
 
-# ---- Agents and their log ------------------------------------------------------------
+# ---- Agents and their log ---------------------------------------------------
 
 
 class RunLog:
@@ -578,7 +579,7 @@ class Agent(threading.Thread):
                 self.active.pop(uid, None)
 
 
-# ---- Recording the manager's workloads ----------------------------------------------------
+# ---- Recording the manager's workloads --------------------------------------
 
 
 class Recorder(threading.Thread):
@@ -673,7 +674,7 @@ STATE, MESSAGE, NOMINATED, CLUSTER, EPOCH, ADMITTED, EVICTED, FINISHED = \
     range(8)
 
 
-# ---- Objects -------------------------------------------------------------------------
+# ---- Objects ----------------------------------------------------------------
 
 
 def priority_classes_yaml():
@@ -731,7 +732,10 @@ kind: AdmissionCheck
 metadata: {{name: mk}}
 spec:
   controllerName: kueue.x-k8s.io/multikueue
-  parameters: {{apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: mkconf}}
+  parameters:
+    apiGroup: kueue.x-k8s.io
+    kind: MultiKueueConfig
+    name: mkconf
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: MultiKueueConfig
@@ -776,7 +780,7 @@ def write_contexts(path, name, port):
                 f"- name: {name}\n  server: 127.0.0.1:{port}\n")
 
 
-# ---- The federation -----------------------------------------------------------------------
+# ---- The federation ---------------------------------------------------------
 
 
 class Federation:
@@ -929,3 +933,5 @@ class Federation:
             k.close()
         for p in self.proxies.values():
             p.close()
+        if not os.environ.get("KQ_E2E_KEEP"):
+            shutil.rmtree(self.dir, ignore_errors=True)
