@@ -223,6 +223,15 @@ void AdmissionState::UnsetQuotaReservation(Workload& wl,
                Condition{kConditionQuotaReserved, kConditionFalse, reason,
                          message, now});
   wl.admission.reset();
+  // kq federation (federation.md 5.3): a MultiKueue manager's workload that
+  // loses its reservation fences the copies made for it, as Kueue's R2
+  // deletes them. The controller may never see the workload without a
+  // reservation (requeued and reserved again in the same batch), and a
+  // copy still evicting on its worker would otherwise win the next
+  // dispatch.
+  if (wl.multikueue.has_value() && wl.multikueue->epoch > 0) {
+    ++wl.multikueue->epoch;
+  }
   // With UnadmittedWorkloadsObservability, Admitted=False NoReservation
   // follows any QuotaReserved condition, admitted before or not.
   SetCondition(&wl.conditions,

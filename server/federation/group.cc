@@ -282,6 +282,22 @@ void Converge(Group& g, Remote& winner, const AdmissionCheckState& acs,
 
   // 3. Record the winner: clusterName is set once (only to a nominated or
   //    the recorded cluster) and the nominations are cleared with it.
+  //    AllAtOnce nominates the connected workers only, so a manager that
+  //    restarted after copying may have nominated fewer workers since,
+  //    while they reconnected: the winner is nominated again first, as
+  //    Kueue's webhook refuses a clusterName outside the nominations.
+  if (in.state.cluster_name.empty() &&
+      in.settings.dispatcher_name == kDispatcherAllAtOnce &&
+      std::find(in.state.nominated_cluster_names.begin(),
+                in.state.nominated_cluster_names.end(),
+                name) == in.state.nominated_cluster_names.end()) {
+    std::vector<std::string> nominated = in.state.nominated_cluster_names;
+    nominated.push_back(name);
+    std::sort(nominated.begin(), nominated.end());
+    d->update.nominated_cluster_names = std::move(nominated);
+    d->requeue_after = kSyncDeferredRequeueAfter;
+    return;
+  }
   if (in.state.cluster_name.empty()) {
     d->update.cluster_name = name;
     if (!in.state.nominated_cluster_names.empty()) {

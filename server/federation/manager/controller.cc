@@ -519,6 +519,9 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
   }
   // 1. The decisions are committed before any call they imply is sent.
   std::vector<bool> committed(decided.size(), true);
+  // A decision refused for another reason than a newer state (Aborted) is
+  // not decided again at once: the same state would decide the same.
+  std::vector<bool> refused(decided.size(), false);
   if (!changes.empty()) {
     absl::StatusOr<std::vector<absl::StatusOr<Workload>>> results =
         engine_.UpdateMultiKueue(std::move(changes));
@@ -528,6 +531,7 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       if (status.ok()) continue;
       committed[change_of[i]] = false;
       if (status.code() != absl::StatusCode::kAborted) {
+        refused[change_of[i]] = true;
         spdlog::warn("MultiKueue: {}: {}", Describe(decided[change_of[i]].key),
                      status.ToString());
       }
@@ -546,6 +550,10 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
   absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < decided.size(); ++i) {
     Decided& d = decided[i];
+    if (refused[i]) {
+      timers_.emplace(now + kRetryAfter, d.key);
+      continue;
+    }
     if (!committed[i]) {
       // A newer state of the workload is on its way; it is decided again
       // then (or now, if it came already).

@@ -803,6 +803,18 @@ std::vector<GroupCase> WlReconcileCases() {
        .want_ops = {"Delete worker1@1"},
        .want_check =
            R"(Retry: Admitting remote no longer exists, Previously: "Ready")"},
+      // Found by the e2e scenario 9a: the manager restarted after
+      // copying, nominated only the workers connected at once (none), and
+      // the copy it had made was admitted when its worker reconnected.
+      {.name = "kq: a winner missing from the nominations is nominated "
+               "before clusterName is set",
+       .local = pending_reserved,
+       .state = {.epoch = 1},
+       .workers = {Worker("worker1", CopyBuilder().Admitted().Build()),
+                   Worker("worker2")},
+       .want_nominated = std::vector<std::string>{"worker1"},
+       .want_requeue = kSyncDeferredRequeueAfter,
+       .want_workers = {{"worker1", "@1"}, {"worker2", ""}}},
       {.name = "kq: no Bind while a loser copy exists on a connected worker",
        .local = pending_reserved,
        .workers = {Worker("worker1", CopyBuilder().Admitted().Build()),
@@ -829,11 +841,13 @@ std::vector<GroupCase> WlReconcileCases() {
        .want_workers = {{"worker1", "@1 bound"}, {"worker2", "@1"}}},
       {.name = "kq: the earliest admitted copy wins",
        .local = pending_reserved,
+       .state = {.nominated_cluster_names = {"worker1", "worker2"}, .epoch = 1},
        .workers =
            {Worker("worker1", CopyBuilder().Admitted(kNow).Build()),
             Worker("worker2",
                    CopyBuilder().Admitted(kNow - absl::Seconds(1)).Build())},
        .want_ops = {"Delete worker1@1"},
+       .want_nominated = std::vector<std::string>{},
        .want_cluster_name = "worker2",
        .want_requeue = kSyncDeferredRequeueAfter},
       {.name = "kq: the check stays Pending until the winner reports the bind",
