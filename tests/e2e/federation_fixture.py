@@ -757,11 +757,13 @@ spec:
 
 
 def manager_config(dispatcher=None, step_size=1, round_timeout="3s",
-                   origin=None):
+                   origin=None, fencing=None):
     """The manager's Kueue Configuration: the scenarios' short timings."""
     text = ("apiVersion: config.kueue.x-k8s.io/v1beta2\n"
             "kind: Configuration\nmultiKueue:\n"
             "  workerLostTimeout: 8s\n  gcInterval: 2s\n")
+    if fencing:
+        text += f"  fencing: {fencing}\n"
     if origin:
         text += f"  origin: {origin}\n"
     if dispatcher:

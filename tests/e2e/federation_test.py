@@ -359,10 +359,37 @@ class FederationTest(unittest.TestCase):
             self.restart_manager(fx.manager_config())
         self.no_copies_left(["s5"])
 
-    @unittest.skip("kq has no API writing status.nominatedClusterNames for "
-                   "an external dispatcher yet")
     def test_05b_external_dispatcher_nominations(self):
-        pass
+        """The external controller nominates [w3], then [w1], with w3 full
+        and w1 free (AdminService.SetNominatedClusters): w3's copy, then
+        w1's in its place; admitted on w1, any further nomination is
+        refused with Kueue's message, and so is a repeated name."""
+        fed = self.fed
+        self.layout(4, 0, 0)
+        self.restart_manager(fx.manager_config("example.com/pin"))
+        client = fed.manager.client()
+        try:
+            fed.submit("s5b")
+            self.saw("s5b", lambda s: s[STATE] == "Pending")
+            with self.assertRaises(kq.KqError) as refused:
+                client.set_nominated_clusters(NAMESPACE, "s5b", ["w1", "w1"])
+            self.assertIn('Duplicate value: "w1"', str(refused.exception))
+            client.set_nominated_clusters(NAMESPACE, "s5b", ["w3"])
+            self.assertTrue(eventually(lambda: fed.where("s5b") == ["w3"]),
+                            fed.where("s5b"))
+            client.set_nominated_clusters(NAMESPACE, "s5b", ["w1"])
+            self.saw("s5b", lambda s: s[CLUSTER] == "w1" and
+                     s[STATE] == "Ready")
+            self.assertTrue(eventually(lambda: fed.where("s5b") == ["w1"]),
+                            fed.where("s5b"))
+            with self.assertRaises(kq.KqError) as refused:
+                client.set_nominated_clusters(NAMESPACE, "s5b", ["w3"])
+            self.assertIn("clusterName and nominatedClusterNames are "
+                          "mutually exclusive", str(refused.exception))
+            client.cancel_workload(NAMESPACE, "s5b")
+        finally:
+            self.restart_manager(fx.manager_config())
+        self.no_copies_left(["s5b"])
 
     # ---- 6 ------------------------------------------------------------------
 
@@ -535,9 +562,50 @@ class FederationTest(unittest.TestCase):
             fed.delete_foreign("w2", "s10-foreign")
             self.layout(0, 4, 0)
 
-    @unittest.skip("fencing: Lease is not implemented yet")
     def test_10b_partition_lease_fencing(self):
-        pass
+        """fencing: Lease (a kq extension). Black-hole the proxy to w2, where
+        the workload runs, for 15s: w2 hears no renewal and stops its copy
+        itself (Evicted, reason ManagerLost, deactivated) before the
+        manager gives up on w2 at workerLostTimeout (8s) and dispatches the
+        workload elsewhere; after the heal the stale copy goes."""
+        fed = self.fed
+        self.layout(0, 4, 0)
+        self.restart_manager(fx.manager_config(fencing="Lease"))
+        try:
+            self.submit("s10c", duration=60)
+            self.running_on("s10c", "w2")
+            copy = fed.copies("w2", "s10c")[0]
+            self.assertTrue(copy.status.remote.fenced)
+            self.layout(4, 4, 4)
+            fed.proxies["w2"].black_hole()
+            holed = time.monotonic()
+            try:
+                def fenced():
+                    for c in fed.copies("w2", "s10c"):
+                        for cond in c.status.conditions:
+                            if (cond.type == "Evicted" and
+                                    cond.reason == "ManagerLost"):
+                                return True
+                    return False
+                # The lease is workerLostTimeout / 2 (4s) from the last
+                # renewal; the worker is asked directly, not through the
+                # proxy.
+                self.assertTrue(eventually(fenced, 9),
+                                self.copy_history("w2", "s10c"))
+                fenced_at = time.monotonic() - holed
+                lost = self.saw_retry("s10c", REMOTE_LOST, timeout=15)
+                self.assertLess(fenced_at, lost[0] - holed)
+                self.saw("s10c", lambda s: s[CLUSTER] in ("w1", "w3") and
+                         s[STATE] == "Ready")
+            finally:
+                time.sleep(max(0, 15 - (time.monotonic() - holed)))
+                fed.proxies["w2"].heal()
+            self.wait_active("w2", "True", 45)
+            self.no_copies_left_on("w2", "s10c", 2 + 6)
+            self.check_runs(["s10c"])
+        finally:
+            self.restart_manager(fx.manager_config())
+            self.layout(0, 4, 0)
 
     # ---- 11 -----------------------------------------------------------------
 
