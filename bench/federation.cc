@@ -11,6 +11,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstdio>
@@ -112,11 +113,14 @@ double Sum(const std::string& text, absl::string_view name,
   return sum;
 }
 
-// kq_grpc_requests_total of the FederationService, by method (short name).
-std::map<std::string, double> FederationCalls(const std::string& text) {
+// The FederationService's samples of `series` (kq_grpc_requests_total,
+// kq_grpc_request_duration_seconds_sum), by method (short name).
+std::map<std::string, double> FederationCalls(const std::string& text,
+                                              absl::string_view series) {
   std::map<std::string, double> calls;
+  const std::string prefix = absl::StrCat(series, "{");
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (!absl::StartsWith(line, "kq_grpc_requests_total{")) continue;
+    if (!absl::StartsWith(line, prefix)) continue;
     const size_t at = line.find(kFederationMethods);
     if (at == absl::string_view::npos) continue;
     const size_t begin = at + sizeof(kFederationMethods) - 1;
@@ -129,6 +133,8 @@ std::map<std::string, double> FederationCalls(const std::string& text) {
 // What /metrics says of the federation at one moment.
 struct Counters {
   std::map<std::string, double> worker_calls;  // summed over the workers
+  // The seconds the workers spent answering them.
+  std::map<std::string, double> worker_call_seconds;
   double manager_commits = 0;
   double manager_commands = 0;
   double worker_commits = 0;
@@ -144,8 +150,13 @@ absl::StatusOr<Counters> ReadCounters(const Federation& fed) {
   for (const Member& w : fed.workers) {
     absl::StatusOr<std::string> text = Scrape(w);
     if (!text.ok()) return text.status();
-    for (const auto& [method, n] : FederationCalls(*text)) {
+    for (const auto& [method, n] :
+         FederationCalls(*text, "kq_grpc_requests_total")) {
       c.worker_calls[method] += n;
+    }
+    for (const auto& [method, n] :
+         FederationCalls(*text, "kq_grpc_request_duration_seconds_sum")) {
+      c.worker_call_seconds[method] += n;
     }
     c.worker_commits +=
         Sum(*text, "kq_engine_batches_total", "stored=\"true\"");
@@ -294,6 +305,25 @@ int64_t IndexOf(const std::string& name, const std::string& prefix,
   return i;
 }
 
+// The steps of one workload's way to Admitted, as the benchmark's watches
+// see them (kStepNames names the step that ends at each).
+enum Step {
+  kReserved,      // the manager's QuotaReserved
+  kCopied,        // a copy on some worker
+  kCopyAdmitted,  // a copy Admitted on some worker
+  kWinner,        // the manager's status.clusterName
+  kBound,         // the winner's copy bound
+  kStepCount,
+};
+constexpr const char* kStepNames[kStepCount + 1] = {
+    "submit -> QuotaReserved on the manager",
+    "-> first copy on a worker (UpsertRemote)",
+    "-> a copy Admitted on its worker",
+    "-> clusterName committed on the manager",
+    "-> the winner's copy bound (DeleteRemote of the others, BindRemote)",
+    "-> Admitted on the manager (check Ready)",
+};
+
 struct RunResult {
   int64_t workloads = 0;
   int64_t finished = 0;
@@ -304,6 +334,13 @@ struct RunResult {
   double admitted_s = 0;
   double finished_s = 0;
   Percentiles latency_us;  // submission to the Admitted condition seen
+  // The same latency cut at the steps seen on the way, in order (see
+  // kSteps): the median and p99 of each step's share, microseconds.
+  std::vector<Percentiles> steps_us;
+  // The median latency of the first and of the last tenth submitted: a
+  // paced run that does not keep up shows it growing.
+  double first_tenth_p50_us = 0;
+  double last_tenth_p50_us = 0;
   int64_t submit_errors = 0;
   int64_t finish_errors = 0;
   std::string first_error;
@@ -335,6 +372,13 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
   std::vector<absl::Time> finished(count, absl::InfinitePast());
   std::vector<std::string> cluster(count);
   std::vector<uint32_t> bound(count, 0);
+  // When each step of kSteps was first seen, per workload.
+  std::vector<std::array<absl::Time, kStepCount>> seen(count);
+  for (auto& times : seen) times.fill(absl::InfinitePast());
+  auto mark = [&](int64_t i, Step step, absl::Time now) {
+    mu.AssertHeld();
+    if (seen[i][step] == absl::InfinitePast()) seen[i][step] = now;
+  };
   std::vector<uint32_t> copied(count, 0);
   int64_t finished_count = 0;
   int64_t outstanding = 0;
@@ -371,8 +415,12 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
     bool finish = false;
     {
       absl::MutexLock lock(&mu);
+      if (proto_util::IsConditionTrue(wl, "QuotaReserved")) {
+        mark(i, kReserved, now);
+      }
       if (wl.status().has_cluster_name() && cluster[i].empty()) {
         cluster[i] = wl.status().cluster_name();
+        mark(i, kWinner, now);
       }
       if ((is_admitted || is_finished) && admitted[i] == absl::InfinitePast()) {
         admitted[i] = now;
@@ -436,9 +484,17 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
             const v1::Workload& wl = ev.workload();
             const int64_t i = IndexOf(wl.metadata().name(), prefix, count);
             if (i < 0) return true;
+            const absl::Time now = absl::Now();
             absl::MutexLock lock(&mu);
             copied[i] |= 1u << w;
-            if (wl.status().remote().bound()) bound[i] |= 1u << w;
+            mark(i, kCopied, now);
+            if (proto_util::IsConditionTrue(wl, "Admitted")) {
+              mark(i, kCopyAdmitted, now);
+            }
+            if (wl.status().remote().bound()) {
+              bound[i] |= 1u << w;
+              mark(i, kBound, now);
+            }
             return true;
           },
           stop.get_token());
@@ -563,9 +619,15 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
     out.cost.worker_calls[method] =
         n - (was == before->worker_calls.end() ? 0 : was->second);
   }
+  for (const auto& [method, n] : after->worker_call_seconds) {
+    auto was = before->worker_call_seconds.find(method);
+    out.cost.worker_call_seconds[method] =
+        n - (was == before->worker_call_seconds.end() ? 0 : was->second);
+  }
 
   absl::MutexLock lock(&mu);
   std::vector<double> latencies;
+  std::vector<std::vector<double>> steps(kStepCount + 1);
   int64_t copies = 0;
   for (int64_t i = 0; i < count; ++i) {
     out.submitted_s =
@@ -574,6 +636,15 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
       out.admitted_s =
           std::max(out.admitted_s, absl::ToDoubleSeconds(admitted[i] - start));
       latencies.push_back(absl::ToDoubleMicroseconds(admitted[i] - sent[i]));
+      // A step seen out of order (a watch behind another) counts as 0.
+      absl::Time before = sent[i];
+      for (int step = 0; step <= kStepCount; ++step) {
+        const absl::Time at = step == kStepCount ? admitted[i] : seen[i][step];
+        if (at == absl::InfinitePast()) continue;
+        steps[step].push_back(
+            std::max(0.0, absl::ToDoubleMicroseconds(at - before)));
+        before = std::max(before, at);
+      }
     }
     if (finished[i] != absl::InfinitePast()) {
       out.finished_s =
@@ -596,7 +667,22 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
     }
   }
   out.copies_per_workload = static_cast<double>(copies) / count;
+  {
+    std::vector<double> first, last;
+    const int64_t tenth = std::max<int64_t>(1, count / 10);
+    for (int64_t i = 0; i < count; ++i) {
+      if (admitted[i] == absl::InfinitePast()) continue;
+      const double us = absl::ToDoubleMicroseconds(admitted[i] - sent[i]);
+      if (i < tenth) first.push_back(us);
+      if (i >= count - tenth) last.push_back(us);
+    }
+    out.first_tenth_p50_us = ComputePercentiles(first).p50;
+    out.last_tenth_p50_us = ComputePercentiles(last).p50;
+  }
   out.latency_us = ComputePercentiles(latencies);
+  for (std::vector<double>& v : steps) {
+    out.steps_us.push_back(ComputePercentiles(v));
+  }
   for (size_t w = 0; w < watch_status.size(); ++w) {
     const absl::Status& s = watch_status[w];
     if (!s.ok() && s.code() != absl::StatusCode::kCancelled &&
@@ -770,6 +856,29 @@ absl::StatusOr<std::vector<Table>> RunFederation(
       "that shows the workload Admitted (its MultiKueue check Ready), on "
       "this process's clock. At full rate it is mostly queueing behind the "
       "burst.");
+  {
+    std::vector<std::string> tenths;
+    auto tenth = [&](const std::string& name,
+                     const std::vector<RunResult>& runs) {
+      if (runs.empty()) return;
+      tenths.push_back(absl::StrCat(
+          name, " ",
+          MedianOf(
+              runs, [](const RunResult& r) { return r.first_tenth_p50_us; },
+              fmt_us),
+          " -> ",
+          MedianOf(
+              runs, [](const RunResult& r) { return r.last_tenth_p50_us; },
+              fmt_us)));
+    };
+    tenth("full rate", full);
+    tenth("paced", paced);
+    table.notes.push_back(absl::StrCat(
+        "Median latency of the first tenth submitted -> the last tenth: ",
+        absl::StrJoin(tenths, "; "),
+        " (growing while paced: the federation does not keep up with that "
+        "rate)."));
+  }
   table.notes.push_back(absl::StrFormat(
       "CPU: each process's CPU time over the end to end time, in percent of "
       "one core (%d cores shared by the %d kqds and this process).",
@@ -816,6 +925,7 @@ absl::StatusOr<std::vector<Table>> RunFederation(
   cost.title = "federation: cost per workload (full-rate runs, medians)";
   cost.header = {"figure", "kq", "Kueue (published, #8564)"};
   std::map<std::string, std::vector<double>> by_method;
+  std::map<std::string, std::vector<double>> mean_ms;
   std::vector<double> calls, commits, commands, worker_commits, copies;
   std::vector<double> calls_per_s, commits_per_s;
   for (const RunResult& r : full) {
@@ -823,6 +933,10 @@ absl::StatusOr<std::vector<Table>> RunFederation(
     for (const auto& [method, n] : r.cost.worker_calls) {
       by_method[method].push_back(n / r.workloads);
       sum += n;
+      auto seconds = r.cost.worker_call_seconds.find(method);
+      if (n > 0 && seconds != r.cost.worker_call_seconds.end()) {
+        mean_ms[method].push_back(1000 * seconds->second / n);
+      }
     }
     calls.push_back(sum / r.workloads);
     calls_per_s.push_back(sum / r.finished_s);
@@ -834,7 +948,9 @@ absl::StatusOr<std::vector<Table>> RunFederation(
   }
   std::vector<std::string> methods;
   for (const auto& [method, v] : by_method) {
-    methods.push_back(absl::StrFormat("%s %.3f", method, Median(v)));
+    methods.push_back(absl::StrFormat("%s %.3f (%.1f ms each on the worker)",
+                                      method, Median(v),
+                                      Median(mean_ms[method])));
   }
   cost.rows.push_back(
       {"manager's RPCs to the workers (FederationService calls, all workers)",
@@ -911,7 +1027,40 @@ absl::StatusOr<std::vector<Table>> RunFederation(
       "§3), on other machines: orders of magnitude, not a like-for-like "
       "comparison. Kueue's bounds in #13936: at least 75 workloads/s, "
       "admission p95 under 15 s.");
-  return std::vector<Table>{table, cost, kueue};
+  Table steps;
+  steps.title =
+      "federation: where the submit-to-Admitted latency goes (each step's "
+      "share, medians over the runs)";
+  steps.header = {"step", "full rate p50", "p99", "paced p50", "p99"};
+  for (int step = 0; step <= kStepCount; ++step) {
+    auto p50 = [step](const RunResult& r) {
+      return step < static_cast<int>(r.steps_us.size()) ? r.steps_us[step].p50
+                                                        : 0;
+    };
+    auto p99 = [step](const RunResult& r) {
+      return step < static_cast<int>(r.steps_us.size()) ? r.steps_us[step].p99
+                                                        : 0;
+    };
+    std::vector<double> a, b, c, d;
+    for (const RunResult& r : full) {
+      a.push_back(p50(r));
+      b.push_back(p99(r));
+    }
+    for (const RunResult& r : paced) {
+      c.push_back(p50(r));
+      d.push_back(p99(r));
+    }
+    steps.rows.push_back({kStepNames[step], FormatMicros(Median(a)),
+                          FormatMicros(Median(b)),
+                          paced.empty() ? "" : FormatMicros(Median(c)),
+                          paced.empty() ? "" : FormatMicros(Median(d))});
+  }
+  steps.notes.push_back(
+      "Each step ends when this process first saw it: the manager's Watch "
+      "for QuotaReserved, clusterName and Admitted; the workers' Watches by "
+      "origin for the copies. Percentiles are per step, so they do not add "
+      "up to the end to end ones.");
+  return std::vector<Table>{table, steps, cost, kueue};
 }
 
 }  // namespace kq::bench
