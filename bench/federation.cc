@@ -876,7 +876,7 @@ absl::StatusOr<std::vector<Table>> RunFederation(
     table.notes.push_back(absl::StrCat(
         "Median latency of the first tenth submitted -> the last tenth: ",
         absl::StrJoin(tenths, "; "),
-        " (growing while paced: the federation does not keep up with that "
+        " (a paced run whose latency grows did not keep up with its "
         "rate)."));
   }
   table.notes.push_back(absl::StrFormat(
