@@ -928,6 +928,7 @@ absl::StatusOr<std::vector<Table>> RunFederation(
   std::map<std::string, std::vector<double>> mean_ms;
   std::vector<double> calls, commits, commands, worker_commits, copies;
   std::vector<double> calls_per_s, commits_per_s;
+  std::vector<double> cpu_manager, cpu_workers, cpu_bench;
   for (const RunResult& r : full) {
     double sum = 0;
     for (const auto& [method, n] : r.cost.worker_calls) {
@@ -945,6 +946,11 @@ absl::StatusOr<std::vector<Table>> RunFederation(
     commands.push_back(r.cost.manager_commands / r.workloads);
     worker_commits.push_back(r.cost.worker_commits / r.workloads);
     copies.push_back(r.copies_per_workload);
+    cpu_manager.push_back(absl::ToDoubleMicroseconds(r.cpu_manager) /
+                          r.workloads);
+    cpu_workers.push_back(absl::ToDoubleMicroseconds(r.cpu_workers) /
+                          r.workloads);
+    cpu_bench.push_back(absl::ToDoubleMicroseconds(r.cpu_bench) / r.workloads);
   }
   std::vector<std::string> methods;
   for (const auto& [method, v] : by_method) {
@@ -965,6 +971,11 @@ absl::StatusOr<std::vector<Table>> RunFederation(
   cost.rows.push_back(
       {absl::StrCat("worker commits (", workers, " workers together)"),
        FormatFixed(Median(worker_commits), 3), ""});
+  cost.rows.push_back({"CPU: manager / workers (together) / this process",
+                       absl::StrCat(FormatMicros(Median(cpu_manager)), " / ",
+                                    FormatMicros(Median(cpu_workers)), " / ",
+                                    FormatMicros(Median(cpu_bench))),
+                       ""});
   cost.rows.push_back({"copies made (dispatch fan-out)",
                        FormatFixed(Median(copies), 2),
                        absl::StrCat("AllAtOnce copies to all ", workers)});
