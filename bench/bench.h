@@ -275,6 +275,26 @@ struct SecurityOptions {
 absl::StatusOr<std::vector<Table>> RunSecurity(const SecurityOptions& options,
                                                const Context& context);
 
+struct FederationOptions {
+  // Workloads per run, submitted to the manager.
+  int64_t workloads = 10000;
+  int workers = 3;
+  // Runs at full rate, then as many paced; the tables give medians.
+  int repeats = 3;
+  // Submissions in flight (SubmitWorkloadAsync) and FinishWorkload threads.
+  int in_flight = 64;
+  int finishers = 32;
+  // The paced runs' submissions/s; 0: half the full runs' median end to
+  // end rate.
+  double paced_rate = 0;
+  // Workloads run through each fresh federation before measuring.
+  int warmup = 20;
+  // Most time per run, from the first submission to the last Finished.
+  absl::Duration timeout = absl::Minutes(5);
+};
+absl::StatusOr<std::vector<Table>> RunFederation(
+    const FederationOptions& options, const Context& context);
+
 // `kq-bench runner` (for bench/slurm/compare.sh): launches `command` for
 // every workload admitted in `namespace_name` and finishes it with the
 // command's outcome, until `count` have finished. Writes `ready_file` once

@@ -200,6 +200,36 @@ int main(int argc, char** argv) {
       "a kq process's handshake");
   security_cmd->add_option("--rounds", security.rounds)->capture_default_str();
 
+  FederationOptions federation;
+  double federation_timeout = 300;
+  CLI::App* federation_cmd = app.add_subcommand(
+      "federation",
+      "MultiKueue: one manager and three worker kqds, workloads submitted "
+      "to the manager, admitted on one worker and finished");
+  federation_cmd->add_option("-n,--workloads", federation.workloads, "per run")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}))
+      ->capture_default_str();
+  federation_cmd->add_option("--workers", federation.workers)
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  federation_cmd
+      ->add_option("--repeats", federation.repeats,
+                   "runs at full rate, then as many paced")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  federation_cmd
+      ->add_option("--in-flight", federation.in_flight, "submits in flight")
+      ->capture_default_str();
+  federation_cmd
+      ->add_option("--finishers", federation.finishers,
+                   "FinishWorkload threads")
+      ->capture_default_str();
+  federation_cmd->add_option(
+      "--paced-rate", federation.paced_rate,
+      "paced submissions/s (default: half the full rate)");
+  federation_cmd->add_option("--timeout", federation_timeout, "seconds per run")
+      ->capture_default_str();
+
   RunnerOptions runner;
   CLI::App* runner_cmd = app.add_subcommand(
       "runner",
@@ -284,6 +314,10 @@ int main(int argc, char** argv) {
   if (*restart_cmd) run("restart", RunRestart(restart, context));
   if (*metrics_cmd) run("metrics", RunMetrics(metrics, context));
   if (*security_cmd) run("security", RunSecurity(security, context));
+  if (*federation_cmd) {
+    federation.timeout = absl::Seconds(federation_timeout);
+    run("federation", RunFederation(federation, context));
+  }
   if (*all_cmd) {
     // Sizes for `make bench` (about 4 minutes on 2 cores) and for the CI
     // smoke (seconds each).
@@ -355,6 +389,14 @@ int main(int argc, char** argv) {
       sec.processes = 3;
     }
     run("security", RunSecurity(sec, context));
+    FederationOptions fed;
+    if (smoke) {
+      fed.workloads = 200;
+      fed.repeats = 1;
+      fed.warmup = 5;
+      fed.timeout = absl::Seconds(120);
+    }
+    run("federation", RunFederation(fed, context));
   }
 
   // The smoke test must not rewrite the source tree.

@@ -310,14 +310,29 @@ void WorkerLink::SendLoop(std::stop_token stop) {
       };
       mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(200));
       if (queue_.empty()) continue;
-      // Consecutive calls of one kind go together: the order of calls on
-      // one copy (a stale copy's delete before the new epoch's upsert) is
-      // kept.
+      // The oldest call's kind, with every later call of that kind whose
+      // copy has no call of another kind queued before it: the order of
+      // calls on one copy (a stale copy's delete before the new epoch's
+      // upsert) is kept, while calls on other copies may pass. Taking only
+      // the consecutive calls of one kind made an RPC of a few calls once
+      // dispatches, deletions and binds interleave in the queue, and the
+      // queue then grew faster than one RPC at a time drained it.
       const LinkCall::Kind kind = queue_.front().kind;
-      while (!queue_.empty() && queue_.front().kind == kind &&
-             batch.size() < kMaxCallsPerRpc) {
-        batch.push_back(std::move(queue_.front()));
+      std::set<NamespacedName> held;
+      std::deque<LinkCall> rest;
+      while (!queue_.empty() && batch.size() < kMaxCallsPerRpc) {
+        LinkCall& call = queue_.front();
+        if (call.kind == kind && !held.contains(call.key)) {
+          batch.push_back(std::move(call));
+        } else {
+          held.insert(call.key);
+          rest.push_back(std::move(call));
+        }
         queue_.pop_front();
+      }
+      while (!rest.empty()) {
+        queue_.push_front(std::move(rest.back()));
+        rest.pop_back();
       }
       in_flight_ = batch.size();
     }

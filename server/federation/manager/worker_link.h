@@ -3,7 +3,7 @@
 // A MultiKueue manager's link to one worker kqd (Kueue's remoteClient): a
 // client, the copies of this manager's origin the worker holds, as listed
 // and then watched, and the connection state with Kueue's reconnect backoff.
-// It also sends the manager's calls, in order, many per RPC.
+// It also sends the manager's calls, many per RPC, each copy's in order.
 //
 // The mirror is level state, never a log: a copy is what the worker last
 // said of it, at the revision it said it, so a late watch event never
@@ -97,7 +97,8 @@ class WorkerLink {
   // garbage collection).
   std::vector<std::pair<NamespacedName, Uid>> Copies() const;
 
-  // Queues calls, sent in order after the calls queued before.
+  // Queues calls, sent after the calls on the same copies queued before
+  // (calls on other copies may pass them).
   void Send(std::vector<LinkCall> calls);
   // Calls queued and not yet answered (for tests and back pressure).
   size_t pending_calls() const;
