@@ -48,7 +48,7 @@ ManagerState ManagerStateOf(const Workload& wl) {
 // One workload's decision, between the commit and the calls.
 struct Decided {
   NamespacedName key;
-  Workload local;
+  std::shared_ptr<const Workload> local;
   GroupDecision decision;
   bool has_change = false;
 };
@@ -108,10 +108,11 @@ absl::Status Controller::Start() {
       auto it = locals_.find(key);
       // A batch observed since may hold a newer state.
       if (it != locals_.end() &&
-          it->second.workload.meta.revision >= wl.meta.revision) {
+          it->second.workload->meta.revision >= wl.meta.revision) {
         continue;
       }
-      locals_[key] = Local{std::move(wl), *check};
+      locals_[key] =
+          Local{std::make_shared<const Workload>(std::move(wl)), *check};
       dirty_.insert(key);
     }
     listed_ = true;
@@ -170,7 +171,7 @@ void Controller::OnCommitted(const engine::CommittedBatch& batch) {
       locals_.erase(key);
       continue;
     }
-    locals_[key] = Local{*wl, *check};
+    locals_[key] = Local{std::make_shared<const Workload>(*wl), *check};
     dirty_.insert(key);
   }
 }
@@ -411,7 +412,7 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
   std::vector<admission::MultiKueueChange> changes;
   std::vector<size_t> change_of;  // index into decided, per change
   for (Local& local : locals) {
-    const Workload& wl = local.workload;
+    const Workload& wl = *local.workload;
     auto clusters = config.check_clusters.find(local.check);
     if (clusters == config.check_clusters.end()) continue;
     GroupInput input;
@@ -449,15 +450,16 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
         view.connected = connection.connected();
         view.lost_since = connection.lost_since();
         if (view.connected) {
-          view.copy = link->second->CopyOf(KeyOf(wl));
-          if (view.copy.has_value()) {
+          if (std::shared_ptr<const RemoteCopy> copy =
+                  link->second->CopyOf(KeyOf(wl))) {
+            view.copy = *copy;
             view.copy->spec_matches = SameSpec(wl, view.copy->status);
           }
         }
       }
       input.workers.push_back(std::move(view));
     }
-    Decided d{KeyOf(wl), wl, ReconcileGroup(input), false};
+    Decided d{KeyOf(wl), local.workload, ReconcileGroup(input), false};
     const ManagerState before = ManagerStateOf(wl);
     ManagerState after = input.state;
     const LocalUpdate& update = d.decision.update;
@@ -563,20 +565,21 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
     for (const RemoteOp& op : d.decision.ops) {
       LinkCall call;
       call.key = d.key;
-      call.origin_uid = d.local.meta.uid;
+      call.origin_uid = d.local->meta.uid;
       call.epoch = op.epoch;
       call.message = op.message;
       switch (op.kind) {
         case RemoteOpKind::kUpsert:
           call.kind = LinkCall::Kind::kUpsert;
-          call.copy = CopyForWorker(d.local);
+          call.copy = CopyForWorker(*d.local);
           break;
         case RemoteOpKind::kDelete:
           call.kind = LinkCall::Kind::kDelete;
           // A stale copy may be of another incarnation: the worker checks
           // the uid the copy carries.
           if (auto link = links.find(op.worker); link != links.end()) {
-            if (std::optional<RemoteCopy> copy = link->second->CopyOf(d.key)) {
+            if (std::shared_ptr<const RemoteCopy> copy =
+                    link->second->CopyOf(d.key)) {
               call.origin_uid = copy->origin_uid;
               call.epoch = std::max(call.epoch, copy->epoch);
             }
@@ -615,10 +618,10 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
     // followed no more; a copy on a worker that was away is the garbage
     // collection's once it is back.
     if (d.decision.steady() &&
-        IsConditionTrue(d.local.conditions, kConditionFinished)) {
+        IsConditionTrue(d.local->conditions, kConditionFinished)) {
       auto it = locals_.find(d.key);
       if (it != locals_.end() &&
-          it->second.workload.meta.revision == d.local.meta.revision) {
+          it->second.workload->meta.revision == d.local->meta.revision) {
         locals_.erase(it);
       }
     }
@@ -646,7 +649,7 @@ void Controller::RenewRelays(absl::Time now) {
     absl::MutexLock lock(&mu_);
     links = links_;
     for (const auto& [key, local] : locals_) {
-      const Workload& wl = local.workload;
+      const Workload& wl = *local.workload;
       if (!wl.multikueue.has_value() || wl.multikueue->cluster_name.empty() ||
           !HoldsQuota(wl)) {
         continue;
@@ -665,8 +668,8 @@ void Controller::RenewRelays(absl::Time now) {
     // Only bound copies have a relay to renew.
     std::vector<LinkCall> bound;
     for (LinkCall& call : list) {
-      std::optional<RemoteCopy> copy = link->second->CopyOf(call.key);
-      if (copy.has_value() && copy->bound) bound.push_back(std::move(call));
+      std::shared_ptr<const RemoteCopy> copy = link->second->CopyOf(call.key);
+      if (copy != nullptr && copy->bound) bound.push_back(std::move(call));
     }
     link->second->Send(std::move(bound));
   }
@@ -681,7 +684,7 @@ void Controller::CollectGarbage(absl::Time now) {
     if (!listed_) return;
     links = links_;
     for (const auto& [key, local] : locals_) {
-      known[key] = local.workload.meta.uid;
+      known[key] = local.workload->meta.uid;
     }
   }
   for (const auto& [name, link] : links) {
@@ -690,8 +693,8 @@ void Controller::CollectGarbage(absl::Time now) {
     for (const auto& [key, uid] : link->Copies()) {
       auto it = known.find(key);
       if (it != known.end() && it->second == uid) continue;
-      std::optional<RemoteCopy> copy = link->CopyOf(key);
-      if (!copy.has_value()) continue;
+      std::shared_ptr<const RemoteCopy> copy = link->CopyOf(key);
+      if (copy == nullptr) continue;
       LinkCall call;
       call.kind = LinkCall::Kind::kDelete;
       call.key = key;
@@ -724,7 +727,7 @@ std::vector<Controller::CopyReport> Controller::ReportCopies(
     auto link = links_.find(name);
     if (link != links_.end()) {
       report.connected = link->second->connection().connected();
-      report.copy = link->second->CopyOf(key);
+      if (auto copy = link->second->CopyOf(key)) report.copy = *copy;
     }
     reports.push_back(std::move(report));
   }

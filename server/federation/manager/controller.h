@@ -92,7 +92,8 @@ class Controller : public engine::BatchObserver {
   };
   // A local workload the controller follows.
   struct Local {
-    Workload workload;
+    // Shared: a round reads it without copying it.
+    std::shared_ptr<const Workload> workload;
     std::string check;
   };
 

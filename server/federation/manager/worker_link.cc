@@ -140,10 +140,11 @@ Condition WorkerLink::ActiveCondition(absl::Time now) const {
                                connection_, now);
 }
 
-std::optional<RemoteCopy> WorkerLink::CopyOf(const NamespacedName& key) const {
+std::shared_ptr<const RemoteCopy> WorkerLink::CopyOf(
+    const NamespacedName& key) const {
   absl::MutexLock lock(&mu_);
   auto it = mirror_.find(key);
-  if (it == mirror_.end()) return std::nullopt;
+  if (it == mirror_.end()) return nullptr;
   return it->second.copy;
 }
 
@@ -151,8 +152,7 @@ std::vector<std::pair<NamespacedName, Uid>> WorkerLink::Copies() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::pair<NamespacedName, Uid>> copies;
   for (const auto& [key, entry] : mirror_) {
-    if (entry.copy.has_value())
-      copies.emplace_back(key, entry.copy->origin_uid);
+    if (entry.copy != nullptr) copies.emplace_back(key, entry.copy->origin_uid);
   }
   return copies;
 }
@@ -174,10 +174,12 @@ bool WorkerLink::Apply(const v1::Workload& wl, int64_t revision, bool deleted) {
   if (revision < entry.revision) return false;
   std::optional<RemoteCopy> copy =
       deleted ? std::nullopt : RemoteCopyOf(wl, options_.origin);
+  const bool had = entry.copy != nullptr;
   entry.revision = revision;
-  const bool changed =
-      entry.copy.has_value() != copy.has_value() || copy.has_value();
-  entry.copy = std::move(copy);
+  const bool changed = had != copy.has_value() || copy.has_value();
+  entry.copy = copy.has_value()
+                   ? std::make_shared<const RemoteCopy>(*std::move(copy))
+                   : nullptr;
   return changed;
 }
 

@@ -91,8 +91,9 @@ class WorkerLink {
   ConnectionState connection() const;
   // Kueue's Active condition of the MultiKueueCluster.
   Condition ActiveCondition(absl::Time now) const;
-  // The worker's copy of `key`, if the mirror has one.
-  std::optional<RemoteCopy> CopyOf(const NamespacedName& key) const;
+  // The worker's copy of `key`, if the mirror has one. Shared, not copied:
+  // the controller reads copies many times a round.
+  std::shared_ptr<const RemoteCopy> CopyOf(const NamespacedName& key) const;
   // Every copy the mirror has, with the manager workload uid it copies (for
   // garbage collection).
   std::vector<std::pair<NamespacedName, Uid>> Copies() const;
@@ -105,7 +106,7 @@ class WorkerLink {
 
  private:
   struct Entry {
-    std::optional<RemoteCopy> copy;  // none: deleted at `revision`
+    std::shared_ptr<const RemoteCopy> copy;  // none: deleted at `revision`
     int64_t revision = 0;
   };
 
