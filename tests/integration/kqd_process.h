@@ -40,6 +40,8 @@ class KqdProcess {
   std::unique_ptr<client::Client> NewClient() const;
 
  private:
+  // One fork and exec; Internal when kqd exited before serving.
+  absl::Status StartOnce(const std::vector<std::string>& extra_args);
   std::string data_dir_;
   pid_t pid_ = -1;
   int port_ = 0;
