@@ -26,8 +26,7 @@ admission::RemoteRef RefOf(const v1::RemoteKey& key) {
 }
 
 absl::Duration LeaseOf(const v1::RemoteRequest& request) {
-  absl::Duration lease = absl::Seconds(request.lease().seconds()) +
-                         absl::Nanoseconds(request.lease().nanos());
+  const absl::Duration lease = codec::FromProto(request.lease());
   return lease > absl::ZeroDuration() ? lease : absl::Seconds(30);
 }
 

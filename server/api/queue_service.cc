@@ -79,10 +79,6 @@ bool WatchMatches(const v1::WatchRequest& filter, const store::Event& event,
   return true;
 }
 
-absl::Duration FromProtoDuration(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
-
 v1::AdmitResponse::Outcome ToProto(engine::AdmitOutcome::Kind kind) {
   switch (kind) {
     case engine::AdmitOutcome::Kind::kAdmitted:
@@ -264,7 +260,7 @@ absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,
   } else {
     wait.key = {request.namespace_(), request.name()};
   }
-  const absl::Duration timeout = FromProtoDuration(request.timeout());
+  const absl::Duration timeout = codec::FromProto(request.timeout());
   if (timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("timeout: must not be negative");
   }
@@ -278,8 +274,8 @@ absl::StatusOr<engine::AdmitWait> AdmitWaitOf(const v1::AdmitRequest& request,
                       : answer_by;
   wait.runner_id = request.runner_id();
   if (request.has_lease() &&
-      FromProtoDuration(request.lease()) > absl::ZeroDuration()) {
-    wait.lease = FromProtoDuration(request.lease());
+      codec::FromProto(request.lease()) > absl::ZeroDuration()) {
+    wait.lease = codec::FromProto(request.lease());
   }
   return wait;
 }
@@ -306,7 +302,7 @@ grpc::ServerUnaryReactor* QueueServiceImpl::Heartbeat(
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  absl::Duration lease = FromProtoDuration(request->lease());
+  absl::Duration lease = codec::FromProto(request->lease());
   if (lease <= absl::ZeroDuration()) lease = absl::Seconds(30);
   // As SubmitWorkload: the engine calls back once, after its commit.
   engine_.Heartbeat(
@@ -652,7 +648,7 @@ grpc::Status QueueServiceImpl::Watch(
   std::set<NamespacedName> in_cluster_queue;
   const absl::Duration bookmark_every =
       request->has_bookmark_interval()
-          ? FromProtoDuration(request->bookmark_interval())
+          ? codec::FromProto(request->bookmark_interval())
           : absl::InfiniteDuration();
   if (bookmark_every <= absl::ZeroDuration()) {
     return ToGrpcStatus(

@@ -167,6 +167,19 @@ void ResourceListToProto(const ResourceList& list,
   }
 }
 
+absl::Duration FromProto(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+google::protobuf::Duration ToProto(absl::Duration d) {
+  // Seconds and nanos share their sign, as Duration requires.
+  const int64_t nanos = absl::ToInt64Nanoseconds(d);
+  google::protobuf::Duration out;
+  out.set_seconds(nanos / 1'000'000'000);
+  out.set_nanos(static_cast<int32_t>(nanos % 1'000'000'000));
+  return out;
+}
+
 absl::Time FromProto(const google::protobuf::Timestamp& ts) {
   // The extremes are what ToProto writes for the infinite times.
   if (ts.seconds() == std::numeric_limits<int64_t>::max()) {

@@ -10,6 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/duration.pb.h"
+#include "google/protobuf/timestamp.pb.h"
 #include "kq/v1/objects.pb.h"
 #include "kq/v1/workload.pb.h"
 
@@ -59,5 +61,8 @@ std::string QuantityToProto(absl::string_view resource, Quantity q);
 // Kubernetes-style timestamps.
 absl::Time FromProto(const google::protobuf::Timestamp& ts);
 google::protobuf::Timestamp ToProto(absl::Time t);
+// google.protobuf.Duration, to whole nanoseconds.
+absl::Duration FromProto(const google::protobuf::Duration& d);
+google::protobuf::Duration ToProto(absl::Duration d);
 
 }  // namespace kq::codec

@@ -278,12 +278,7 @@ void Controller::SyncLinks(const Config& config, absl::Time now) {
   {
     absl::MutexLock lock(&mu_);
     for (auto& [name, condition] : failed) {
-      auto old = reported_.find(name);
-      if (old != reported_.end() && old->second.status == condition.status &&
-          old->second.reason == condition.reason &&
-          old->second.message == condition.message) {
-        continue;
-      }
+      if (AlreadyReported(name, condition)) continue;
       reported_[name] = condition;
       report[name] = condition;
     }
@@ -292,6 +287,15 @@ void Controller::SyncLinks(const Config& config, absl::Time now) {
     absl::Status s = engine_.SetMultiKueueClusterActive(std::move(report));
     if (!s.ok()) spdlog::warn("MultiKueue: {}", s.ToString());
   }
+}
+
+bool Controller::AlreadyReported(const std::string& cluster,
+                                 const Condition& condition) const {
+  // The transition time alone changing is no news.
+  auto old = reported_.find(cluster);
+  return old != reported_.end() && old->second.status == condition.status &&
+         old->second.reason == condition.reason &&
+         old->second.message == condition.message;
 }
 
 void Controller::ReportClusterConditions(absl::Time now) {
@@ -304,12 +308,7 @@ void Controller::ReportClusterConditions(absl::Time now) {
         options_.metrics->SetConnected(name,
                                        condition.status == kConditionTrue);
       }
-      auto old = reported_.find(name);
-      if (old != reported_.end() && old->second.status == condition.status &&
-          old->second.reason == condition.reason &&
-          old->second.message == condition.message) {
-        continue;
-      }
+      if (AlreadyReported(name, condition)) continue;
       reported_[name] = condition;
       report[name] = std::move(condition);
     }

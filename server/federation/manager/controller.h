@@ -116,6 +116,10 @@ class Controller : public engine::BatchObserver {
                                             const Config& config);
   std::shared_ptr<WorkerLink> LinkOf(const std::string& name) const;
   void ReportClusterConditions(absl::Time now);
+  // Whether `condition` says what was last reported for `cluster`.
+  bool AlreadyReported(const std::string& cluster,
+                       const Condition& condition) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   engine::Engine& engine_;
   const ControllerOptions options_;

@@ -22,14 +22,6 @@ constexpr size_t kMaxCallsPerRpc = 2000;
 // Kueue drops the job-uid label from a copy: it names the manager's Job.
 constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
 
-google::protobuf::Duration ToProtoDuration(absl::Duration d) {
-  google::protobuf::Duration out;
-  const int64_t nanos = absl::ToInt64Nanoseconds(d);
-  out.set_seconds(nanos / 1'000'000'000);
-  out.set_nanos(static_cast<int32_t>(nanos % 1'000'000'000));
-  return out;
-}
-
 v1::RemoteKey KeyOf(const LinkCall& call, const std::string& origin) {
   v1::RemoteKey key;
   key.set_namespace_(call.key.first);
@@ -255,7 +247,7 @@ absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
   watch.set_template_form(v1::TEMPLATE_FORM_JSON);
   watch.add_kinds("Workload");
   *watch.mutable_bookmark_interval() =
-      ToProtoDuration(options_.bookmark_interval);
+      codec::ToProto(options_.bookmark_interval);
   // The watchdog ends a stream that went silent: a stopped worker's kernel
   // keeps the connection open, and gRPC would wait on it.
   std::stop_source cancel;
@@ -358,7 +350,7 @@ void WorkerLink::SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls) {
     response = client_->UpsertRemote(request);
   } else {
     v1::RemoteRequest request;
-    *request.mutable_lease() = ToProtoDuration(options_.relay_lease);
+    *request.mutable_lease() = codec::ToProto(options_.relay_lease);
     request.set_fence(options_.fence && kind == LinkCall::Kind::kBind);
     for (const LinkCall& call : calls) {
       v1::RemoteItem* item = request.add_items();
