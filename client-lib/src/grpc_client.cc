@@ -9,6 +9,7 @@
 // when the credential options cannot be used.
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -20,6 +21,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -918,6 +920,41 @@ class GrpcClient : public Client {
       const v1::WatchRequest& request,
       const std::function<bool(const v1::WatchEvent&)>& on_event,
       const std::stop_token& cancel, bool* stopped) {
+    if (!watch_batches_unsupported_.load(std::memory_order_relaxed)) {
+      bool received = false;
+      bool cancelled = false;
+      absl::Status status = WatchStream<v1::WatchBatch>(
+          request,
+          [&](const v1::WatchBatch& batch) {
+            received = true;
+            for (const v1::WatchEvent& event : batch.events()) {
+              // As with Watch, no event is delivered once the caller
+              // cancelled.
+              if (cancel.stop_requested()) {
+                cancelled = true;
+                return false;
+              }
+              if (!on_event(event)) return false;
+            }
+            return true;
+          },
+          cancel, stopped);
+      if (cancelled) *stopped = false;
+      // A kqd from before WatchBatches: Watch, from now on.
+      if (received || status.code() != absl::StatusCode::kUnimplemented) {
+        return status;
+      }
+      watch_batches_unsupported_.store(true, std::memory_order_relaxed);
+    }
+    return WatchStream<v1::WatchEvent>(request, on_event, cancel, stopped);
+  }
+
+  // One stream of Watch (Message WatchEvent) or WatchBatches (WatchBatch).
+  template <typename Message>
+  absl::Status WatchStream(
+      const v1::WatchRequest& request,
+      const std::function<bool(const Message&)>& on_message,
+      const std::stop_token& cancel, bool* stopped) {
     // No deadline: a watch is meant to stay open until the caller stops it.
     grpc::ClientContext context;
     if (absl::Status usable = Authenticate(&context); !usable.ok()) {
@@ -926,18 +963,22 @@ class GrpcClient : public Client {
     // Ends a Read() that waits for kqd's next event. Declared after
     // `context` so that it is gone (and no longer running) before it is.
     std::stop_callback on_cancel(cancel, [&context] { context.TryCancel(); });
-    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
-        queue_->Watch(&context, request);
-    v1::WatchEvent event;
-    while (reader->Read(&event)) {
+    std::unique_ptr<grpc::ClientReader<Message>> reader;
+    if constexpr (std::is_same_v<Message, v1::WatchBatch>) {
+      reader = queue_->WatchBatches(&context, request);
+    } else {
+      reader = queue_->Watch(&context, request);
+    }
+    Message message;
+    while (reader->Read(&message)) {
       if (cancel.stop_requested()) {
-        // An event read just before the cancellation took effect is not
+        // A message read just before the cancellation took effect is not
         // delivered. The cancelling thread may not have reached TryCancel
         // yet, and Finish() would wait for it.
         context.TryCancel();
         break;
       }
-      if (!on_event(event)) {
+      if (!on_message(message)) {
         // The caller is done: cancel the stream, then drain Finish() so the
         // call is cleaned up. Its CANCELLED status is expected, not an error.
         *stopped = true;
@@ -959,6 +1000,8 @@ class GrpcClient : public Client {
   std::unique_ptr<v1::AdminService::Stub> admin_;
   std::unique_ptr<v1::QueueService::Stub> queue_;
   std::unique_ptr<v1::FederationService::Stub> federation_;
+  // The kqd answered WatchBatches with UNIMPLEMENTED once.
+  std::atomic<bool> watch_batches_unsupported_{false};
 };
 
 }  // namespace

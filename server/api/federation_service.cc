@@ -49,6 +49,7 @@ absl::Status CheckSize(int items) {
 
 grpc::Status FederationServiceImpl::Run(std::vector<engine::RemoteCall> calls,
                                         v1::TemplateForm form,
+                                        bool omit_workloads,
                                         v1::RemoteResponse* response) {
   absl::StatusOr<engine::RemoteResults> results =
       engine_.RemoteCalls(std::move(calls));
@@ -58,7 +59,10 @@ grpc::Status FederationServiceImpl::Run(std::vector<engine::RemoteCall> calls,
     out->set_code(static_cast<int>(result.status.code()));
     out->set_message(std::string(result.status.message()));
     if (result.workload.has_value()) {
-      *out->mutable_workload() = codec::ToProto(*result.workload, form);
+      out->set_workload_revision(result.workload->meta.revision);
+      if (!omit_workloads) {
+        *out->mutable_workload() = codec::ToProto(*result.workload, form);
+      }
     }
     out->set_stop(result.stop);
     out->set_existed(result.existed);
@@ -91,7 +95,8 @@ grpc::Status FederationServiceImpl::UpsertRemote(
     call.copy = *std::move(copy);
     calls.push_back(std::move(call));
   }
-  return Run(std::move(calls), request->template_form(), response);
+  return Run(std::move(calls), request->template_form(),
+             request->omit_workloads(), response);
 }
 
 grpc::Status FederationServiceImpl::Items(grpc::ServerContext* context,
@@ -117,7 +122,8 @@ grpc::Status FederationServiceImpl::Items(grpc::ServerContext* context,
     call.message = item.message();
     calls.push_back(std::move(call));
   }
-  return Run(std::move(calls), v1::TEMPLATE_FORM_STRUCT, response);
+  return Run(std::move(calls), v1::TEMPLATE_FORM_STRUCT,
+             request.omit_workloads(), response);
 }
 
 grpc::Status FederationServiceImpl::DeleteRemote(

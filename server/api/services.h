@@ -133,6 +133,11 @@ class QueueServiceImpl final
   grpc::Status Watch(grpc::ServerContext* context,
                      const v1::WatchRequest* request,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;
+  grpc::Status WatchBatches(
+      grpc::ServerContext* context, const v1::WatchRequest* request,
+      grpc::ServerWriter<v1::WatchBatch>* writer) override;
+  // Where ServeWatch's events go (defined in queue_service.cc).
+  class WatchSink;
   grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* context,
                                       const v1::HeartbeatRequest* request,
                                       v1::HeartbeatResponse* response) override;
@@ -167,6 +172,10 @@ class QueueServiceImpl final
 
   // Explain's and Simulate's victims in namespaces the caller may not read
   // keep their reason only.
+  // Watch and WatchBatches: authorizes, then streams into `sink`.
+  grpc::Status ServeWatch(grpc::ServerContext* context,
+                          const v1::WatchRequest& request, WatchSink& sink);
+
   void HideVictimsOutOfSight(
       const auth::Principal& principal,
       google::protobuf::RepeatedPtrField<v1::PreemptionVictim>* victims) const;

@@ -763,6 +763,150 @@ TEST_F(ClientTest, EvictionGraceReleasesQuotaOfUnconfirmedRunner) {
 // One resumable watch across a kill -9 and a graceful restart on the same
 // port: every event arrives once, in order, as a fresh watch of the whole
 // log shows them, and the last state of each workload is what kqd lists.
+// WatchBatches carries Watch's events, in Watch's order, several to a
+// message when a read of the log finds several; the client's Watch reads
+// it and delivers the same events one by one.
+TEST_F(ClientTest, WatchBatchesCarriesWatchsEventsSeveralToAMessage) {
+  ASSERT_NO_FATAL_FAILURE(StartKqd());
+  auto start = client_->ListWorkloads({});
+  ASSERT_TRUE(start.ok()) << start.status();
+  ASSERT_TRUE(client_->Apply(QueueConfig("3")).ok());
+  // One Apply: many events committed together, read together.
+  v1::ApplyRequest workloads;
+  constexpr int kCount = 20;
+  for (int i = 0; i < kCount; ++i) {
+    *workloads.add_workloads() = CpuWorkload(absl::StrCat("w", i), "1");
+  }
+  ASSERT_TRUE(client_->Apply(workloads).ok());
+  // Three fit; then nothing changes until the end of the watch.
+  ASSERT_TRUE(Eventually([&] {
+    auto listed = client_->ListWorkloads({});
+    if (!listed.ok()) return false;
+    int admitted = 0;
+    for (const v1::Workload& wl : listed->workloads()) {
+      if (wl.status().has_admission()) ++admitted;
+    }
+    return admitted == 3;
+  }));
+  ASSERT_TRUE(client_->Apply(EndOfWatch()).ok());
+
+  v1::WatchRequest request;
+  request.set_from_revision(start->revision());
+  auto event_string = [](const v1::WatchEvent& e) {
+    return absl::StrCat(e.revision(), " ", v1::WatchEvent::Type_Name(e.type()),
+                        " ", e.workload().metadata().name(), " ",
+                        e.workload().status().conditions_size(), " ",
+                        e.config_object().ShortDebugString());
+  };
+  auto channel =
+      grpc::CreateChannel(kqd_->target(), grpc::InsecureChannelCredentials());
+  auto stub = v1::QueueService::NewStub(channel);
+  std::vector<std::string> batched;
+  size_t messages = 0;
+  {
+    grpc::ClientContext context;
+    auto reader = stub->WatchBatches(&context, request);
+    v1::WatchBatch batch;
+    bool end = false;
+    while (!end && reader->Read(&batch)) {
+      ++messages;
+      ASSERT_GT(batch.events_size(), 0);
+      for (const v1::WatchEvent& e : batch.events()) {
+        ASSERT_FALSE(end) << "an event after the end: " << e.ShortDebugString();
+        batched.push_back(event_string(e));
+        end = IsEndOfWatch(e);
+      }
+    }
+    context.TryCancel();
+    reader->Finish().IgnoreError();
+  }
+  std::vector<std::string> single;
+  {
+    grpc::ClientContext context;
+    auto reader = stub->Watch(&context, request);
+    v1::WatchEvent e;
+    while (reader->Read(&e)) {
+      single.push_back(event_string(e));
+      if (IsEndOfWatch(e)) break;
+    }
+    context.TryCancel();
+    reader->Finish().IgnoreError();
+  }
+  std::vector<std::string> delivered;
+  ASSERT_TRUE(client_
+                  ->Watch(request,
+                          [&](const v1::WatchEvent& e) {
+                            delivered.push_back(event_string(e));
+                            return !IsEndOfWatch(e);
+                          })
+                  .ok());
+  EXPECT_GE(single.size(), static_cast<size_t>(kCount + 3));
+  EXPECT_EQ(batched, single);
+  EXPECT_EQ(delivered, single);
+  EXPECT_LT(messages, batched.size());
+}
+
+// A manager that reads its copies from its watch asks the worker to leave
+// them out of the answers: the results then carry the copy's revision
+// only, the one the watch shows it at.
+TEST_F(ClientTest, FederationAnswersLeaveTheCopyOutWhenAsked) {
+  ASSERT_NO_FATAL_FAILURE(StartKqd());
+  ASSERT_TRUE(client_->Apply(QueueConfig("3")).ok());
+  auto key = [](const std::string& name) {
+    v1::RemoteKey key;
+    key.set_namespace_(kNamespace);
+    key.set_name(name);
+    key.set_origin("manager-1");
+    key.set_origin_uid(absl::StrCat("uid-", name));
+    key.set_epoch(1);
+    return key;
+  };
+  auto upsert = [&](const std::string& name, bool omit) {
+    v1::UpsertRemoteRequest request;
+    request.set_omit_workloads(omit);
+    v1::UpsertRemoteItem* item = request.add_items();
+    *item->mutable_key() = key(name);
+    *item->mutable_workload() = CpuWorkload(name, "1");
+    return client_->UpsertRemote(request);
+  };
+  auto full = upsert("full", false);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_EQ(full->results_size(), 1);
+  EXPECT_EQ(full->results(0).code(), 0) << full->results(0).message();
+  ASSERT_TRUE(full->results(0).has_workload());
+  EXPECT_EQ(full->results(0).workload_revision(),
+            full->results(0).workload().metadata().revision());
+
+  auto brief = upsert("brief", true);
+  ASSERT_TRUE(brief.ok()) << brief.status();
+  ASSERT_EQ(brief->results_size(), 1);
+  EXPECT_EQ(brief->results(0).code(), 0) << brief->results(0).message();
+  EXPECT_FALSE(brief->results(0).has_workload());
+  EXPECT_GT(brief->results(0).workload_revision(), full->revision());
+  EXPECT_LE(brief->results(0).workload_revision(), brief->revision());
+  // A repeat changes nothing and answers the same revision.
+  auto again = upsert("brief", true);
+  ASSERT_TRUE(again.ok()) << again.status();
+  const v1::Workload stored = Get("brief");
+  EXPECT_EQ(again->results(0).workload_revision(),
+            stored.metadata().revision());
+
+  ASSERT_TRUE(
+      Eventually([&] { return Get("brief").status().has_admission(); }));
+  const int64_t admitted_at = Get("brief").metadata().revision();
+  v1::RemoteRequest bind;
+  bind.set_omit_workloads(true);
+  *bind.add_items()->mutable_key() = key("brief");
+  auto bound = client_->CallRemote(client::Client::RemoteVerb::kBind, bind);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  ASSERT_EQ(bound->results_size(), 1);
+  EXPECT_EQ(bound->results(0).code(), 0) << bound->results(0).message();
+  EXPECT_FALSE(bound->results(0).has_workload());
+  EXPECT_EQ(bound->results(0).workload_revision(),
+            Get("brief").metadata().revision());
+  EXPECT_GT(bound->results(0).workload_revision(), admitted_at);
+}
+
 TEST_F(ClientTest, WatchResumableAcrossRestarts) {
   ASSERT_NO_FATAL_FAILURE(StartKqd());
   ASSERT_TRUE(client_->Apply(QueueConfig("3")).ok());

@@ -175,19 +175,42 @@ bool WorkerLink::Apply(const v1::Workload& wl, int64_t revision, bool deleted) {
   return changed;
 }
 
+std::vector<NamespacedName> WorkerLink::CaughtUp(const NamespacedName* key,
+                                                 bool all) {
+  std::vector<NamespacedName> keys;
+  auto it = key != nullptr ? awaiting_.lower_bound(*key) : awaiting_.begin();
+  const auto end =
+      key != nullptr ? awaiting_.upper_bound(*key) : awaiting_.end();
+  while (it != end) {
+    auto entry = mirror_.find(it->first);
+    if (all ||
+        (entry != mirror_.end() && entry->second.revision >= it->second)) {
+      keys.push_back(it->first);
+      it = awaiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return keys;
+}
+
 void WorkerLink::Disconnected(const absl::Status& why, absl::Time now) {
   bool was_connected;
+  std::vector<NamespacedName> answered;
   {
     absl::MutexLock lock(&mu_);
     was_connected = connection_.MarkDisconnected(now);
     connection_.RecordFailedAttempt(now);
     last_error_ = std::string(why.message());
+    // The controller decides on a lost worker's copies without them.
+    answered = CaughtUp(nullptr, /*all=*/true);
   }
   if (was_connected) {
     spdlog::warn("MultiKueue: worker {} lost: {}", options_.name,
                  why.ToString());
   }
   notify_(options_.name, {}, Event::kConnection);
+  if (!answered.empty()) notify_(options_.name, answered, Event::kAnswered);
 }
 
 void WorkerLink::WatchLoop(std::stop_token stop) {
@@ -217,6 +240,7 @@ absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
       client_->ListWorkloads(list);
   if (!listed.ok()) return listed.status();
   std::vector<NamespacedName> changed;
+  std::vector<NamespacedName> answered;
   {
     absl::MutexLock lock(&mu_);
     // The list is the whole truth at its revision: what it leaves out is
@@ -236,10 +260,12 @@ absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
     connection_.MarkConnected();
     last_error_ = "the watch ended";
     last_heard_ = absl::Now();
+    answered = CaughtUp(nullptr, /*all=*/false);
   }
   spdlog::info("MultiKueue: worker {} connected ({} copies)", options_.name,
                listed->workloads_size());
   notify_(options_.name, changed, Event::kConnection);
+  if (!answered.empty()) notify_(options_.name, answered, Event::kAnswered);
 
   v1::WatchRequest watch;
   watch.set_from_revision(listed->revision());
@@ -268,6 +294,7 @@ absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
       watch,
       [this](const v1::WatchEvent& event) {
         std::vector<NamespacedName> keys;
+        std::vector<NamespacedName> answered;
         {
           absl::MutexLock lock(&mu_);
           last_heard_ = absl::Now();
@@ -275,13 +302,18 @@ absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
               !event.has_workload()) {
             return true;
           }
+          const NamespacedName key{event.workload().metadata().namespace_(),
+                                   event.workload().metadata().name()};
           if (Apply(event.workload(), event.revision(),
                     event.type() == v1::WatchEvent::DELETED)) {
-            keys.push_back({event.workload().metadata().namespace_(),
-                            event.workload().metadata().name()});
+            keys.push_back(key);
           }
+          if (!awaiting_.empty()) answered = CaughtUp(&key, /*all=*/false);
         }
         if (!keys.empty()) notify_(options_.name, keys, Event::kCopies);
+        if (!answered.empty()) {
+          notify_(options_.name, answered, Event::kAnswered);
+        }
         return true;
       },
       cancel.get_token());
@@ -342,6 +374,7 @@ void WorkerLink::SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls) {
   if (kind == LinkCall::Kind::kUpsert) {
     v1::UpsertRemoteRequest request;
     request.set_template_form(v1::TEMPLATE_FORM_JSON);
+    request.set_omit_workloads(true);
     for (LinkCall& call : calls) {
       v1::UpsertRemoteItem* item = request.add_items();
       *item->mutable_key() = KeyOf(call, options_.origin);
@@ -352,6 +385,7 @@ void WorkerLink::SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls) {
     v1::RemoteRequest request;
     *request.mutable_lease() = codec::ToProto(options_.relay_lease);
     request.set_fence(options_.fence && kind == LinkCall::Kind::kBind);
+    request.set_omit_workloads(true);
     for (const LinkCall& call : calls) {
       v1::RemoteItem* item = request.add_items();
       *item->mutable_key() = KeyOf(call, options_.origin);
@@ -379,30 +413,41 @@ void WorkerLink::SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls) {
     notify_(options_.name, keys, Event::kAnswered);
     return;
   }
+  std::vector<NamespacedName> answered;
   {
     absl::MutexLock lock(&mu_);
-    for (int i = 0;
-         i < response->results_size() && i < static_cast<int>(calls.size());
-         ++i) {
+    for (int i = 0; i < static_cast<int>(calls.size()); ++i) {
+      const NamespacedName& key = calls[i].key;
+      if (i >= response->results_size()) {
+        answered.push_back(key);
+        continue;
+      }
       const v1::RemoteItemResult& result = response->results(i);
       if (result.code() != 0) {
         spdlog::debug("MultiKueue: {} {}/{} on worker {}: {}", KindName(kind),
-                      calls[i].key.first, calls[i].key.second, options_.name,
-                      result.message());
-        continue;
-      }
-      if (kind == LinkCall::Kind::kDelete) {
+                      key.first, key.second, options_.name, result.message());
+      } else if (kind == LinkCall::Kind::kDelete) {
         v1::Workload gone;
-        gone.mutable_metadata()->set_namespace_(calls[i].key.first);
-        gone.mutable_metadata()->set_name(calls[i].key.second);
+        gone.mutable_metadata()->set_namespace_(key.first);
+        gone.mutable_metadata()->set_name(key.second);
         Apply(gone, response->revision(), /*deleted=*/true);
       } else if (result.has_workload()) {
+        // A worker that answers with the copy (one from before
+        // omit_workloads).
         Apply(result.workload(), result.workload().metadata().revision(),
               /*deleted=*/false);
+      } else if (result.workload_revision() > 0) {
+        auto entry = mirror_.find(key);
+        if (entry == mirror_.end() ||
+            entry->second.revision < result.workload_revision()) {
+          awaiting_.emplace(key, result.workload_revision());
+          continue;
+        }
       }
+      answered.push_back(key);
     }
   }
-  notify_(options_.name, keys, Event::kAnswered);
+  if (!answered.empty()) notify_(options_.name, answered, Event::kAnswered);
   // Copies made on the worker, nothing admitted yet.
   if (kind == LinkCall::Kind::kUpsert) Failpoint("federation-after-upsert");
 }

@@ -118,6 +118,11 @@ class WorkerLink {
   // unless the mirror knows a newer one. Returns whether it changed.
   bool Apply(const v1::Workload& wl, int64_t revision, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The answers the mirror has caught up with: those on `key` (every key:
+  // null) whose copy it holds at the answer's revision or later, or, with
+  // `all`, every one.
+  std::vector<NamespacedName> CaughtUp(const NamespacedName* key, bool all)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls);
   void Disconnected(const absl::Status& why, absl::Time now);
 
@@ -129,6 +134,11 @@ class WorkerLink {
   ConnectionState connection_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   std::map<NamespacedName, Entry> mirror_ ABSL_GUARDED_BY(mu_);
+  // Answers whose copies the watch has not brought yet, by copy: the
+  // revision each waits for. The worker answers with the copy's revision
+  // only, and the controller is told of an answer once the mirror holds
+  // what it answered, so that it never decides on an older copy.
+  std::multimap<NamespacedName, int64_t> awaiting_ ABSL_GUARDED_BY(mu_);
   std::deque<LinkCall> queue_ ABSL_GUARDED_BY(mu_);
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_heard_ ABSL_GUARDED_BY(mu_);
