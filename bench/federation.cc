@@ -289,7 +289,9 @@ v1::SubmitWorkloadRequest SubmitRequest(const std::string& name) {
   shape.labels = {{"app", "bench"}, {"team", "ml"}};
   v1::SubmitWorkloadRequest request;
   *request.mutable_workload() = MakeWorkload(shape);
-  request.set_template_form(v1::TEMPLATE_FORM_JSON);
+  // This driver reads conditions only, never a template (as a MultiKueue
+  // manager reads its copies).
+  request.set_template_form(v1::TEMPLATE_FORM_NONE);
   return request;
 }
 
@@ -403,7 +405,7 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
   manager_watch.set_from_revision(listed->revision());
   manager_watch.add_kinds("Workload");
   manager_watch.set_namespace_(kNamespace);
-  manager_watch.set_template_form(v1::TEMPLATE_FORM_JSON);
+  manager_watch.set_template_form(v1::TEMPLATE_FORM_NONE);
   auto on_manager = [&](const v1::WatchEvent& ev) {
     if (!ev.has_workload()) return true;
     const v1::Workload& wl = ev.workload();
@@ -475,7 +477,7 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
     request.add_kinds("Workload");
     request.set_namespace_(kNamespace);
     request.set_origin(kOrigin);
-    request.set_template_form(v1::TEMPLATE_FORM_JSON);
+    request.set_template_form(v1::TEMPLATE_FORM_NONE);
     watches.threads.emplace_back([&, w, request] {
       watch_status[w + 1] = worker_clients[w]->Watch(
           request,

@@ -194,9 +194,10 @@ grpc::Status QueueServiceImpl::ListWorkloads(
       return ToGrpcStatus(s);
     }
   }
-  engine::WorkloadFilter filter{request->namespace_(), request->queue_name(),
-                                request->cluster_queue(), request->origin(),
-                                request->include_finished()};
+  engine::WorkloadFilter filter{
+      request->namespace_(), request->queue_name(), request->cluster_queue(),
+      request->origin(), request->include_finished(),
+      request->template_form() == v1::TEMPLATE_FORM_NONE};
   absl::StatusOr<engine::Listed<Workload>> listed =
       engine_.ListWorkloads(filter);
   if (!listed.ok()) return ToGrpcStatus(listed.status());

@@ -105,6 +105,7 @@ absl::StatusOr<PodSet> PodSetFromProto(int index, const v1::PodSet& proto,
 enum class TemplateOut {
   kStruct,  // PodSet.template (an answer, TEMPLATE_FORM_STRUCT)
   kJson,    // PodSet.template_json (an answer, TEMPLATE_FORM_JSON)
+  kNone,    // left out (an answer, TEMPLATE_FORM_NONE)
   kStored,  // template_json, or the template_on_disk mark (the store)
 };
 
@@ -134,6 +135,8 @@ void PodSetToProto(const PodSet& ps, TemplateOut out, v1::PodSet* proto) {
     proto->set_spec_shape(ps.spec_shape);
   } else if (out == TemplateOut::kJson) {
     proto->set_template_json(ps.template_json.str());
+  } else if (out == TemplateOut::kNone) {
+    // Nothing of the template.
   } else if (!ps.template_json.empty()) {
     // template_json was written from a Struct or checked when a client sent
     // it (or comes from tests), so it parses; if it does not, the template
@@ -372,9 +375,14 @@ absl::StatusOr<Workload> FromProto(const v1::Workload& proto) {
 }
 
 v1::Workload ToProto(const Workload& workload, v1::TemplateForm form) {
-  return WorkloadToProto(workload, form == v1::TEMPLATE_FORM_JSON
-                                       ? TemplateOut::kJson
-                                       : TemplateOut::kStruct);
+  switch (form) {
+    case v1::TEMPLATE_FORM_JSON:
+      return WorkloadToProto(workload, TemplateOut::kJson);
+    case v1::TEMPLATE_FORM_NONE:
+      return WorkloadToProto(workload, TemplateOut::kNone);
+    default:
+      return WorkloadToProto(workload, TemplateOut::kStruct);
+  }
 }
 
 v1::Workload ToStoredProto(const Workload& workload) {

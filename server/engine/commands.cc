@@ -246,7 +246,9 @@ absl::StatusOr<Listed<Workload>> Engine::ListWorkloads(
       }
       if (!keep(*it)) continue;
       listed.items.push_back(*it);
-      KQ_RETURN_IF_ERROR(AttachPodTemplates(listed.items.back()));
+      if (!filter.without_templates) {
+        KQ_RETURN_IF_ERROR(AttachPodTemplates(listed.items.back()));
+      }
     }
     if (filter.include_finished) {
       KQ_ASSIGN_OR_RETURN(std::vector<Workload> finished,

@@ -91,6 +91,9 @@ struct WorkloadFilter {
   // Only MultiKueue copies of this manager origin.
   std::string origin;
   bool include_finished = false;
+  // The answer leaves pod templates out (TEMPLATE_FORM_NONE): none is read
+  // from the store.
+  bool without_templates = false;
 };
 
 // Explain's answer plus what only the engine knows: the recent admission

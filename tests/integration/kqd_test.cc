@@ -635,6 +635,41 @@ TEST_F(KqdTest, TemplatesTravelAsJsonTextWhenAsked) {
                           })
                   .ok());
   EXPECT_EQ(watched, sent);
+
+  // TEMPLATE_FORM_NONE: no template in either field, everything else kept.
+  list.set_template_form(v1::TEMPLATE_FORM_NONE);
+  auto bare = client_->ListWorkloads(list);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  ASSERT_EQ(bare->workloads_size(), 2);
+  for (const v1::Workload& wl : bare->workloads()) {
+    const v1::PodSet& ps = wl.spec().pod_sets(0);
+    EXPECT_TRUE(ps.template_json().empty()) << wl.metadata().name();
+    EXPECT_FALSE(ps.has_template_()) << wl.metadata().name();
+    EXPECT_EQ(ps.requests().at("nvidia.com/gpu"), "1");
+  }
+  watch.set_template_form(v1::TEMPLATE_FORM_NONE);
+  bool watched_bare = false;
+  ASSERT_TRUE(client_
+                  ->Watch(watch,
+                          [&](const v1::WatchEvent& e) {
+                            const v1::PodSet& ps =
+                                e.workload().spec().pod_sets(0);
+                            watched_bare = ps.template_json().empty() &&
+                                           !ps.has_template_() &&
+                                           ps.count() == 1;
+                            return false;
+                          })
+                  .ok());
+  EXPECT_TRUE(watched_bare);
+  get.set_template_form(v1::TEMPLATE_FORM_NONE);
+  auto got_bare = client_->GetWorkload(get);
+  ASSERT_TRUE(got_bare.ok()) << got_bare.status();
+  EXPECT_TRUE(got_bare->workload().spec().pod_sets(0).template_json().empty());
+  // Still kept: the next answer that asks has it.
+  get.set_template_form(v1::TEMPLATE_FORM_JSON);
+  EXPECT_EQ(
+      client_->GetWorkload(get)->workload().spec().pod_sets(0).template_json(),
+      sent);
 }
 
 const v1::Condition* FindCondition(const v1::Workload& wl,

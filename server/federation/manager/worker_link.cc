@@ -235,7 +235,8 @@ void WorkerLink::WatchLoop(std::stop_token stop) {
 absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
   v1::ListWorkloadsRequest list;
   list.set_origin(options_.origin);
-  list.set_template_form(v1::TEMPLATE_FORM_JSON);
+  // The controller never reads a copy's templates.
+  list.set_template_form(v1::TEMPLATE_FORM_NONE);
   absl::StatusOr<v1::ListWorkloadsResponse> listed =
       client_->ListWorkloads(list);
   if (!listed.ok()) return listed.status();
@@ -270,7 +271,7 @@ absl::Status WorkerLink::ListAndWatch(std::stop_token stop) {
   v1::WatchRequest watch;
   watch.set_from_revision(listed->revision());
   watch.set_origin(options_.origin);
-  watch.set_template_form(v1::TEMPLATE_FORM_JSON);
+  watch.set_template_form(v1::TEMPLATE_FORM_NONE);
   watch.add_kinds("Workload");
   *watch.mutable_bookmark_interval() =
       codec::ToProto(options_.bookmark_interval);
