@@ -195,8 +195,11 @@ grpc::Status QueueServiceImpl::ListWorkloads(
     }
   }
   engine::WorkloadFilter filter{
-      request->namespace_(), request->queue_name(), request->cluster_queue(),
-      request->origin(), request->include_finished(),
+      request->namespace_(),
+      request->queue_name(),
+      request->cluster_queue(),
+      request->origin(),
+      request->include_finished(),
       request->template_form() == v1::TEMPLATE_FORM_NONE};
   absl::StatusOr<engine::Listed<Workload>> listed =
       engine_.ListWorkloads(filter);
