@@ -49,7 +49,6 @@ absl::Status CheckSize(int items) {
 
 grpc::Status FederationServiceImpl::Run(std::vector<engine::RemoteCall> calls,
                                         v1::TemplateForm form,
-                                        bool omit_workloads,
                                         v1::RemoteResponse* response) {
   absl::StatusOr<engine::RemoteResults> results =
       engine_.RemoteCalls(std::move(calls));
@@ -58,11 +57,9 @@ grpc::Status FederationServiceImpl::Run(std::vector<engine::RemoteCall> calls,
     v1::RemoteItemResult* out = response->add_results();
     out->set_code(static_cast<int>(result.status.code()));
     out->set_message(std::string(result.status.message()));
+    out->set_workload_revision(result.revision);
     if (result.workload.has_value()) {
-      out->set_workload_revision(result.workload->meta.revision);
-      if (!omit_workloads) {
-        *out->mutable_workload() = codec::ToProto(*result.workload, form);
-      }
+      *out->mutable_workload() = codec::ToProto(*result.workload, form);
     }
     out->set_stop(result.stop);
     out->set_existed(result.existed);
@@ -93,10 +90,10 @@ grpc::Status FederationServiceImpl::UpsertRemote(
     call.kind = engine::RemoteCall::Kind::kUpsert;
     call.ref = RefOf(item.key());
     call.copy = *std::move(copy);
+    call.omit_workload = request->omit_workloads();
     calls.push_back(std::move(call));
   }
-  return Run(std::move(calls), request->template_form(),
-             request->omit_workloads(), response);
+  return Run(std::move(calls), request->template_form(), response);
 }
 
 grpc::Status FederationServiceImpl::Items(grpc::ServerContext* context,
@@ -120,10 +117,10 @@ grpc::Status FederationServiceImpl::Items(grpc::ServerContext* context,
     call.stopped = item.stopped();
     call.fence = request.fence();
     call.message = item.message();
+    call.omit_workload = request.omit_workloads();
     calls.push_back(std::move(call));
   }
-  return Run(std::move(calls), v1::TEMPLATE_FORM_STRUCT,
-             request.omit_workloads(), response);
+  return Run(std::move(calls), v1::TEMPLATE_FORM_STRUCT, response);
 }
 
 grpc::Status FederationServiceImpl::DeleteRemote(

@@ -41,7 +41,7 @@ class FederationServiceImpl final : public v1::FederationService::Service {
  private:
   // Runs `calls` (authorized) and fills `response`.
   grpc::Status Run(std::vector<engine::RemoteCall> calls, v1::TemplateForm form,
-                   bool omit_workloads, v1::RemoteResponse* response);
+                   v1::RemoteResponse* response);
   // Authorizes `verb`, then runs the items as `kind` calls.
   grpc::Status Items(grpc::ServerContext* context, const char* verb,
                      engine::RemoteCall::Kind kind,

@@ -23,14 +23,16 @@ void Engine::NameIfGenerated(Workload& wl) {
   } while (state_.FindWorkload(KeyOf(wl)) != nullptr);
 }
 
+const Workload* Engine::FindInMemory(const NamespacedName& key) const {
+  if (const Workload* wl = state_.FindWorkload(key)) return wl;
+  auto finished = finished_in_batch_.find(key);
+  if (finished != finished_in_batch_.end()) return &finished->second;
+  return state_.FindRecentlyFinished(key);
+}
+
 absl::StatusOr<std::optional<Workload>> Engine::LookupWorkload(
     const NamespacedName& key) {
-  const Workload* in_memory = state_.FindWorkload(key);
-  if (in_memory == nullptr) {
-    auto finished = finished_in_batch_.find(key);
-    if (finished != finished_in_batch_.end()) in_memory = &finished->second;
-  }
-  if (in_memory == nullptr) in_memory = state_.FindRecentlyFinished(key);
+  const Workload* in_memory = FindInMemory(key);
   if (in_memory == nullptr) return store_.GetWorkload(key);
   Workload wl = *in_memory;
   KQ_RETURN_IF_ERROR(AttachPodTemplates(wl));

@@ -120,12 +120,16 @@ struct RemoteCall {
   bool fence = false;
   // kDeactivate: why the manager evicted it ("Evicted on manager: ...").
   std::string message;
+  // The result carries the copy's revision only, not the copy.
+  bool omit_workload = false;
 };
 
 struct RemoteResult {
   absl::Status status;
-  // The copy as committed; none for a delete or an error.
+  // The copy as committed; none for a delete, an error or omit_workload.
   std::optional<Workload> workload;
+  // The copy's revision as committed (0: none).
+  int64_t revision = 0;
   // kBind, kRenew: the worker evicted the copy; the runner must stop.
   bool stop = false;
   // kDelete: there was a copy to delete.
@@ -401,6 +405,8 @@ class Engine {
   absl::Status CheckUnfinished(const NamespacedName& key);
   // A workload in any state, with its templates: in memory, or finished
   // and stored.
+  // The unfinished or just finished workload of `key` in memory, or null.
+  const Workload* FindInMemory(const NamespacedName& key) const;
   absl::StatusOr<std::optional<Workload>> LookupWorkload(
       const NamespacedName& key);
   // Puts back the text of the templates the state does not hold (see

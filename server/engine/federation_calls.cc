@@ -111,6 +111,13 @@ void Engine::RemoteCalls(std::vector<RemoteCall> calls, RemoteDone done) {
                 calls[i].kind == RemoteCall::Kind::kDelete) {
               continue;
             }
+            if (calls[i].omit_workload) {
+              if (const Workload* wl = FindInMemory(calls[i].ref.key)) {
+                result.stop = IsEvicting(*wl);
+                result.revision = wl->meta.revision;
+                continue;
+              }
+            }
             absl::StatusOr<std::optional<Workload>> wl =
                 LookupWorkload(calls[i].ref.key);
             if (!wl.ok()) {
@@ -119,7 +126,8 @@ void Engine::RemoteCalls(std::vector<RemoteCall> calls, RemoteDone done) {
             }
             if (!wl->has_value()) continue;
             result.stop = IsEvicting(**wl);
-            result.workload = **std::move(wl);
+            result.revision = (*wl)->meta.revision;
+            if (!calls[i].omit_workload) result.workload = **std::move(wl);
           }
           (*shared_done)(std::move(*batch));
         });

@@ -83,7 +83,7 @@ class Group {
         continue;
       }
       Remote remote{.worker = &worker};
-      if (worker.copy.has_value()) {
+      if (worker.copy != nullptr) {
         if (IsCurrent(*worker.copy)) {
           remote.copy = &*worker.copy;
         } else {

@@ -31,6 +31,7 @@
 //   // send d.ops in order; retry with backoff when !d.status.ok().
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,7 +123,8 @@ struct WorkerView {
   // The worker's copy, if it has one. Read only from connected workers, as
   // Kueue reads only connected clusters: a disconnected worker's copy is
   // left alone (it is unbound, so inert, or will be fenced by its epoch).
-  std::optional<RemoteCopy> copy;
+  // Shared: the runtime's mirror of the worker holds it.
+  std::shared_ptr<const RemoteCopy> copy;
 };
 
 struct GroupInput {

@@ -451,8 +451,13 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
         if (view.connected) {
           if (std::shared_ptr<const RemoteCopy> copy =
                   link->second->CopyOf(KeyOf(wl))) {
-            view.copy = *copy;
-            view.copy->spec_matches = SameSpec(wl, view.copy->status);
+            if (SameSpec(wl, copy->status)) {
+              view.copy = std::move(copy);
+            } else {
+              auto out_of_sync = std::make_shared<RemoteCopy>(*copy);
+              out_of_sync->spec_matches = false;
+              view.copy = std::move(out_of_sync);
+            }
           }
         }
       }
@@ -487,7 +492,7 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       // The runner learns the worker's flavors from the manager.
       if (update.check->state == kCheckStateReady) {
         for (const WorkerView& view : input.workers) {
-          if (view.name != after.cluster_name || !view.copy.has_value()) {
+          if (view.name != after.cluster_name || view.copy == nullptr) {
             continue;
           }
           if (!change.status.has_value()) {
@@ -561,6 +566,8 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       dirty_.insert(d.key);
       continue;
     }
+    // Made once, sent to every worker copied to.
+    std::shared_ptr<const v1::Workload> copy;
     for (const RemoteOp& op : d.decision.ops) {
       LinkCall call;
       call.key = d.key;
@@ -570,7 +577,10 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
       switch (op.kind) {
         case RemoteOpKind::kUpsert:
           call.kind = LinkCall::Kind::kUpsert;
-          call.copy = CopyForWorker(*d.local);
+          if (copy == nullptr) {
+            copy = std::make_shared<const v1::Workload>(CopyForWorker(*d.local));
+          }
+          call.copy = copy;
           break;
         case RemoteOpKind::kDelete:
           call.kind = LinkCall::Kind::kDelete;

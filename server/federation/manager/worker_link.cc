@@ -379,7 +379,7 @@ void WorkerLink::SendBatch(LinkCall::Kind kind, std::vector<LinkCall> calls) {
     for (LinkCall& call : calls) {
       v1::UpsertRemoteItem* item = request.add_items();
       *item->mutable_key() = KeyOf(call, options_.origin);
-      *item->mutable_workload() = std::move(call.copy);
+      if (call.copy != nullptr) *item->mutable_workload() = *call.copy;
     }
     response = client_->UpsertRemote(request);
   } else {

@@ -38,8 +38,9 @@ struct LinkCall {
   NamespacedName key;
   Uid origin_uid;
   int64_t epoch = 0;
-  // kUpsert: the copy (metadata and spec) as it is sent.
-  v1::Workload copy;
+  // kUpsert: the copy (metadata and spec) as it is sent, one for every
+  // worker it goes to.
+  std::shared_ptr<const v1::Workload> copy;
   // kDeactivate: "Evicted on manager: ...".
   std::string message;
 };

@@ -155,15 +155,36 @@ class CopyBuilder {
   RemoteCopy copy_;
 };
 
-WorkerView Worker(std::string name,
+// A worker as the harness keeps it: its copy its own, changed as ops land.
+struct TestWorker {
+  std::string name;
+  bool connected = false;
+  std::optional<absl::Time> lost_since;
+  std::optional<RemoteCopy> copy;
+};
+
+std::vector<WorkerView> Views(const std::vector<TestWorker>& workers) {
+  std::vector<WorkerView> views;
+  for (const TestWorker& w : workers) {
+    views.push_back(WorkerView{
+        .name = w.name,
+        .connected = w.connected,
+        .lost_since = w.lost_since,
+        .copy = w.copy.has_value() ? std::make_shared<const RemoteCopy>(*w.copy)
+                                   : nullptr});
+  }
+  return views;
+}
+
+TestWorker Worker(std::string name,
                   std::optional<RemoteCopy> copy = std::nullopt) {
-  return WorkerView{
+  return TestWorker{
       .name = std::move(name), .connected = true, .copy = std::move(copy)};
 }
 
-WorkerView Reconnecting(std::string name, absl::Time lost_since,
+TestWorker Reconnecting(std::string name, absl::Time lost_since,
                         std::optional<RemoteCopy> copy = std::nullopt) {
-  return WorkerView{.name = std::move(name),
+  return TestWorker{.name = std::move(name),
                     .connected = false,
                     .lost_since = lost_since,
                     .copy = std::move(copy)};
@@ -206,7 +227,7 @@ struct World {
   Workload local;
   bool deleted = false;
   ManagerState state;
-  std::vector<WorkerView> workers;
+  std::vector<TestWorker> workers;
   std::set<std::string> failing_upserts;
   std::set<std::string> failing_deletes;
   std::string dispatcher = kDispatcherAllAtOnce;
@@ -218,14 +239,14 @@ struct World {
                       .state = state,
                       .check_name = "ac1",
                       .owner_rejection = owner_rejection,
-                      .workers = workers,
+                      .workers = Views(workers),
                       .settings = {.dispatcher_name = dispatcher,
                                    .worker_lost_timeout = kWorkerLostTimeout},
                       .now = kNow};
   }
 
-  WorkerView* FindWorker(const std::string& name) {
-    for (WorkerView& w : workers) {
+  TestWorker* FindWorker(const std::string& name) {
+    for (TestWorker& w : workers) {
       if (w.name == name) return &w;
     }
     return nullptr;
@@ -235,7 +256,7 @@ struct World {
   // worker out of reach (or one the case makes fail) does nothing.
   void ApplyOps(const std::vector<RemoteOp>& ops) {
     for (const RemoteOp& op : ops) {
-      WorkerView* w = FindWorker(op.worker);
+      TestWorker* w = FindWorker(op.worker);
       if (w == nullptr || !w->connected) continue;
       std::optional<RemoteCopy>& copy = w->copy;
       switch (op.kind) {
@@ -296,7 +317,7 @@ struct World {
 
   std::map<std::string, std::string> Copies() const {
     std::map<std::string, std::string> out;
-    for (const WorkerView& w : workers) out[w.name] = CopyString(w.copy);
+    for (const TestWorker& w : workers) out[w.name] = CopyString(w.copy);
     return out;
   }
 
@@ -337,7 +358,7 @@ void Record(const GroupDecision& d, Trace* t) {
 void ExpectBindIsAlone(const World& world, const GroupDecision& d) {
   for (const RemoteOp& op : d.ops) {
     if (op.kind != RemoteOpKind::kBind) continue;
-    for (const WorkerView& w : world.workers) {
+    for (const TestWorker& w : world.workers) {
       if (w.name != op.worker && w.connected && w.copy.has_value()) {
         ADD_FAILURE() << "Bind to " << op.worker << " while " << w.name
                       << " holds a copy";
@@ -369,7 +390,7 @@ struct GroupCase {
   std::optional<Workload> local;
   bool deleted = false;
   ManagerState state = {.epoch = 1};
-  std::vector<WorkerView> workers;
+  std::vector<TestWorker> workers;
   std::string dispatcher = kDispatcherAllAtOnce;
   std::string owner_rejection;
   std::set<std::string> failing_upserts;
