@@ -281,9 +281,8 @@ struct FederationOptions {
   int workers = 3;
   // Runs at full rate, then as many paced; the tables give medians.
   int repeats = 3;
-  // Submissions in flight (SubmitWorkloadAsync) and FinishWorkload threads.
+  // Submissions in flight (SubmitWorkloadAsync).
   int in_flight = 64;
-  int finishers = 32;
   // The paced runs' submissions/s; 0: half the full runs' median end to
   // end rate.
   double paced_rate = 0;

@@ -34,7 +34,6 @@
 
 #include "bench/bench.h"
 #include "bench/objects.h"
-#include "bench/worker_pool.h"
 #include "manifest/manifest.h"
 #include "proto/util/workload.h"
 
@@ -363,7 +362,7 @@ struct RunResult {
 // calls out, or open loop at `rate`/s) and follows them to Finished.
 absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
                                 int64_t count, double rate, int in_flight,
-                                int finishers, absl::Duration timeout) {
+                                absl::Duration timeout) {
   RunResult out;
   out.workloads = count;
   const int workers = static_cast<int>(fed.workers.size());
@@ -384,6 +383,8 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
   std::vector<uint32_t> copied(count, 0);
   int64_t finished_count = 0;
   int64_t outstanding = 0;
+  // FinishWorkloadAsync calls not answered yet.
+  int64_t finishing = 0;
 
   std::unique_ptr<client::Client> submitter = fed.manager.kqd->NewClient();
   std::unique_ptr<client::Client> finisher = fed.manager.kqd->NewClient();
@@ -392,7 +393,6 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
   for (const Member& w : fed.workers) {
     worker_clients.push_back(w.kqd->NewClient());
   }
-  WorkerPool pool(finishers);
   std::vector<absl::Status> watch_status(workers + 1);
 
   // The agent: a Watch on the manager finishes what is Admitted.
@@ -427,6 +427,7 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
       if ((is_admitted || is_finished) && admitted[i] == absl::InfinitePast()) {
         admitted[i] = now;
         finish = !is_finished;
+        if (finish) ++finishing;
       }
       if (is_finished && finished[i] == absl::InfinitePast()) {
         finished[i] = now;
@@ -434,16 +435,20 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
       }
     }
     if (finish) {
-      pool.Post([&, name = wl.metadata().name()] {
-        absl::StatusOr<v1::Workload> r =
-            finisher->FinishWorkload(kNamespace, name, true, "done");
-        if (!r.ok()) {
-          absl::MutexLock lock(&mu);
-          if (out.finish_errors++ == 0 && out.first_error.empty()) {
-            out.first_error = r.status().ToString();
-          }
-        }
-      });
+      v1::FinishWorkloadRequest request;
+      request.set_namespace_(kNamespace);
+      request.set_name(wl.metadata().name());
+      request.set_succeeded(true);
+      request.set_message("done");
+      finisher->FinishWorkloadAsync(std::move(request),
+                                    [&](absl::StatusOr<v1::Workload> r) {
+                                      absl::MutexLock lock(&mu);
+                                      --finishing;
+                                      if (!r.ok() && out.finish_errors++ == 0 &&
+                                          out.first_error.empty()) {
+                                        out.first_error = r.status().ToString();
+                                      }
+                                    });
     }
     return true;
   };
@@ -578,7 +583,6 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
   for (const Member& w : fed.workers) out.cpu_workers += CpuTime(w.kqd->pid());
   out.cpu_workers -= cpu_workers;
   out.cpu_bench = CpuTime() - cpu_bench;
-  if (out.timed_out) pool.Discard();
 
   // The finished workloads' copies are deleted by the manager: wait for the
   // workers to hold none, so that the costs include their removal.
@@ -609,7 +613,12 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
   }
   out.drain_s = absl::ToDoubleSeconds(absl::Now() - last_finished);
   watches.End();
-  pool.Join();
+  {
+    // Every answer is in before the state the callbacks write goes.
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](int64_t* n) { return *n == 0; }, &finishing));
+  }
   absl::StatusOr<Counters> after = ReadCounters(fed);
   if (!after.ok()) return after.status();
   out.cost.manager_commits = after->manager_commits - before->manager_commits;
@@ -730,7 +739,7 @@ absl::StatusOr<RunResult> RunOnce(const FederationOptions& options,
   if (options.warmup > 0) {
     absl::StatusOr<RunResult> warm =
         Drive(**fed, "warm-", options.warmup, 0, options.in_flight,
-              options.finishers, absl::Seconds(60));
+              absl::Seconds(60));
     if (!warm.ok()) return warm.status();
     if (warm->timed_out) {
       return absl::DeadlineExceededError(absl::StrCat(
@@ -740,7 +749,7 @@ absl::StatusOr<RunResult> RunOnce(const FederationOptions& options,
     }
   }
   return Drive(**fed, "f-", options.workloads, rate, options.in_flight,
-               options.finishers, options.timeout);
+               options.timeout);
 }
 
 }  // namespace
@@ -850,9 +859,10 @@ absl::StatusOr<std::vector<Table>> RunFederation(
       "AllAtOnce dispatcher) to copies on every worker; the first copy "
       "Admitted wins, the others are deleted, the winner is bound, the "
       "check turns Ready and the manager admits it. An agent watching the "
-      "manager calls FinishWorkload on each Admitted workload (%d threads); "
-      "end to end is submissions to the last Finished seen.",
-      options.repeats, options.warmup, options.finishers));
+      "manager calls FinishWorkload on each Admitted workload (async, "
+      "as SubmitWorkloadAsync); end to end is submissions to the last "
+      "Finished seen.",
+      options.repeats, options.warmup));
   table.notes.push_back(
       "Latency: from sending SubmitWorkload to the manager's Watch event "
       "that shows the workload Admitted (its MultiKueue check Ready), on "

@@ -220,10 +220,6 @@ int main(int argc, char** argv) {
   federation_cmd
       ->add_option("--in-flight", federation.in_flight, "submits in flight")
       ->capture_default_str();
-  federation_cmd
-      ->add_option("--finishers", federation.finishers,
-                   "FinishWorkload threads")
-      ->capture_default_str();
   federation_cmd->add_option(
       "--paced-rate", federation.paced_rate,
       "paced submissions/s (default: half the full rate)");

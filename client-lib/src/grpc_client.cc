@@ -372,38 +372,26 @@ class GrpcClient : public Client {
 
   void SubmitWorkloadAsync(v1::SubmitWorkloadRequest request,
                            SubmitDone done) override {
-    // Lives until gRPC calls back: the context, request and response must.
-    struct Call {
-      grpc::ClientContext context;
-      v1::SubmitWorkloadRequest request;
-      v1::SubmitWorkloadResponse response;
-      SubmitDone done;
-    };
-    auto call = std::make_unique<Call>();
-    if (absl::Status usable = Authenticate(&call->context); !usable.ok()) {
-      done(usable);
-      return;
-    }
-    call->context.set_deadline(
-        absl::ToChronoTime(absl::Now() + options_.deadline));
-    call->request = std::move(request);
-    call->done = std::move(done);
-    Call* in_flight = call.release();
-    queue_->async()->SubmitWorkload(
-        &in_flight->context, &in_flight->request, &in_flight->response,
-        [in_flight](grpc::Status status) {
-          // The call is gone before `done` runs, so a caller that has seen
-          // every answer may destroy the client.
-          std::unique_ptr<Call> answered(in_flight);
-          SubmitDone done = std::move(answered->done);
-          absl::Status converted = FromGrpcStatus(status);
-          absl::StatusOr<v1::SubmitWorkloadResponse> result =
-              converted.ok() ? absl::StatusOr<v1::SubmitWorkloadResponse>(
-                                   std::move(answered->response))
-                             : absl::StatusOr<v1::SubmitWorkloadResponse>(
-                                   std::move(converted));
-          answered.reset();
-          done(std::move(result));
+    Async<v1::SubmitWorkloadResponse>(
+        std::move(request), std::move(done),
+        [this](auto* context, auto* req, auto* resp, auto callback) {
+          queue_->async()->SubmitWorkload(context, req, resp,
+                                          std::move(callback));
+        });
+  }
+
+  void FinishWorkloadAsync(v1::FinishWorkloadRequest request,
+                           FinishDone done) override {
+    Async<v1::FinishWorkloadResponse>(
+        std::move(request),
+        [done = std::move(done)](
+            absl::StatusOr<v1::FinishWorkloadResponse> response) {
+          if (!response.ok()) return done(response.status());
+          done(std::move(*response->mutable_workload()));
+        },
+        [this](auto* context, auto* req, auto* resp, auto callback) {
+          queue_->async()->FinishWorkload(context, req, resp,
+                                          std::move(callback));
         });
   }
 
@@ -947,6 +935,43 @@ class GrpcClient : public Client {
       watch_batches_unsupported_.store(true, std::memory_order_relaxed);
     }
     return WatchStream<v1::WatchEvent>(request, on_event, cancel, stopped);
+  }
+
+  // One call through gRPC's callback API, sent once: `done` gets the
+  // answer or the call's status on a gRPC thread, after the call is gone
+  // (so a caller that has seen every answer may destroy the client).
+  template <typename Response, typename Request, typename Done, typename Start>
+  void Async(Request request, Done done, Start start) {
+    // Lives until gRPC calls back: the context, request and response must.
+    using Callback = std::function<void(absl::StatusOr<Response>)>;
+    struct Call {
+      grpc::ClientContext context;
+      Request request;
+      Response response;
+      Callback done;
+    };
+    auto call = std::make_unique<Call>();
+    if (absl::Status usable = Authenticate(&call->context); !usable.ok()) {
+      done(usable);
+      return;
+    }
+    call->context.set_deadline(
+        absl::ToChronoTime(absl::Now() + options_.deadline));
+    call->request = std::move(request);
+    call->done = Callback(std::move(done));
+    Call* in_flight = call.release();
+    start(&in_flight->context, &in_flight->request, &in_flight->response,
+          [in_flight](grpc::Status status) {
+            std::unique_ptr<Call> answered(in_flight);
+            Callback done = std::move(answered->done);
+            absl::Status converted = FromGrpcStatus(status);
+            absl::StatusOr<Response> result =
+                converted.ok()
+                    ? absl::StatusOr<Response>(std::move(answered->response))
+                    : absl::StatusOr<Response>(std::move(converted));
+            answered.reset();
+            done(std::move(result));
+          });
   }
 
   // One stream of Watch (Message WatchEvent) or WatchBatches (WatchBatch).

@@ -1306,6 +1306,50 @@ TEST_F(ClientTest, ConnectTellsARunningKqdFromAClosedPort) {
   EXPECT_THAT(status.message(), HasSubstr("Connection refused"));
 }
 
+// FinishWorkloadAsync answers as FinishWorkload does, on a gRPC thread:
+// the finished workload, or kqd's code for one that cannot finish.
+TEST_F(ClientTest, FinishWorkloadAsyncAnswersAsFinishWorkload) {
+  ASSERT_NO_FATAL_FAILURE(StartKqd());
+  ASSERT_TRUE(client_->Apply(QueueConfig("2")).ok());
+  ASSERT_TRUE(client_->SubmitWorkload(CpuWorkload("fits", "1")).ok());
+  ASSERT_TRUE(client_->SubmitWorkload(CpuWorkload("too-big", "5")).ok());
+  ASSERT_TRUE(Eventually([&] { return Get("fits").status().has_admission(); }));
+  struct Answer {
+    absl::Notification done;
+    absl::StatusOr<v1::Workload> result;
+  };
+  auto finish = [&](const std::string& name, bool succeeded) {
+    auto answer = std::make_shared<Answer>();
+    v1::FinishWorkloadRequest request;
+    request.set_namespace_(kNamespace);
+    request.set_name(name);
+    request.set_succeeded(succeeded);
+    request.set_message("exit 3");
+    client_->FinishWorkloadAsync(std::move(request),
+                                 [answer](absl::StatusOr<v1::Workload> r) {
+                                   answer->result = std::move(r);
+                                   answer->done.Notify();
+                                 });
+    EXPECT_TRUE(answer->done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+    return answer->result;
+  };
+  absl::StatusOr<v1::Workload> finished = finish("fits", false);
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  EXPECT_EQ(finished->metadata().name(), "fits");
+  bool failed = false;
+  for (const v1::Condition& c : finished->status().conditions()) {
+    if (c.type() == "Finished") {
+      failed = c.status() == "True" && c.reason() == "Failed" &&
+               c.message() == "exit 3";
+    }
+  }
+  EXPECT_TRUE(failed) << finished->ShortDebugString();
+  EXPECT_EQ(finish("too-big", true).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(finish("nobody", true).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 // Many submissions in flight from one thread: each is answered once, with
 // kqd's code, and every acknowledged one survives a kill -9.
 TEST_F(ClientTest, SubmitWorkloadAsyncAnswersEachOnceAndDurably) {

@@ -578,7 +578,8 @@ void Controller::Reconcile(const std::vector<NamespacedName>& keys,
         case RemoteOpKind::kUpsert:
           call.kind = LinkCall::Kind::kUpsert;
           if (copy == nullptr) {
-            copy = std::make_shared<const v1::Workload>(CopyForWorker(*d.local));
+            copy =
+                std::make_shared<const v1::Workload>(CopyForWorker(*d.local));
           }
           call.copy = copy;
           break;

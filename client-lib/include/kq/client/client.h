@@ -189,6 +189,15 @@ class Client {
   virtual absl::StatusOr<v1::Workload> FinishWorkload(
       const std::string& namespace_name, const std::string& name,
       bool succeeded, const std::string& message) = 0;
+  // FinishWorkload without waiting for the answer, as SubmitWorkloadAsync
+  // is to SubmitWorkload (a runner fleet's agent finishing many workloads
+  // from one thread); the same threads, rules and default.
+  using FinishDone = std::function<void(absl::StatusOr<v1::Workload>)>;
+  virtual void FinishWorkloadAsync(v1::FinishWorkloadRequest request,
+                                   FinishDone done) {
+    done(FinishWorkload(request.namespace_(), request.name(),
+                        request.succeeded(), request.message()));
+  }
 
   // One Admit call: waits up to request.timeout (or the call's deadline,
   // which for Admit is the timeout plus `deadline`) for admission.
