@@ -440,6 +440,7 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
       request.set_name(wl.metadata().name());
       request.set_succeeded(true);
       request.set_message("done");
+      request.set_template_form(v1::TEMPLATE_FORM_NONE);
       finisher->FinishWorkloadAsync(std::move(request),
                                     [&](absl::StatusOr<v1::Workload> r) {
                                       absl::MutexLock lock(&mu);

@@ -224,10 +224,12 @@ grpc::ServerUnaryReactor* QueueServiceImpl::CancelWorkload(
     return reactor;
   }
   // As SubmitWorkload: the engine calls back once, after its commit.
-  engine_.Cancel({request->namespace_(), request->name()},
-                 Answer<Workload>(reactor, [response](const Workload& wl) {
-                   *response->mutable_workload() = codec::ToProto(wl);
-                 }));
+  engine_.Cancel(
+      {request->namespace_(), request->name()},
+      Answer<Workload>(reactor, [request, response](const Workload& wl) {
+        *response->mutable_workload() =
+            codec::ToProto(wl, request->template_form());
+      }));
   return reactor;
 }
 
@@ -243,11 +245,13 @@ grpc::ServerUnaryReactor* QueueServiceImpl::FinishWorkload(
     return reactor;
   }
   // As SubmitWorkload: the engine calls back once, after its commit.
-  engine_.Finish({request->namespace_(), request->name()}, request->succeeded(),
-                 request->message(),
-                 Answer<Workload>(reactor, [response](const Workload& wl) {
-                   *response->mutable_workload() = codec::ToProto(wl);
-                 }));
+  engine_.Finish(
+      {request->namespace_(), request->name()}, request->succeeded(),
+      request->message(),
+      Answer<Workload>(reactor, [request, response](const Workload& wl) {
+        *response->mutable_workload() =
+            codec::ToProto(wl, request->template_form());
+      }));
   return reactor;
 }
 

@@ -1311,7 +1311,11 @@ TEST_F(ClientTest, ConnectTellsARunningKqdFromAClosedPort) {
 TEST_F(ClientTest, FinishWorkloadAsyncAnswersAsFinishWorkload) {
   ASSERT_NO_FATAL_FAILURE(StartKqd());
   ASSERT_TRUE(client_->Apply(QueueConfig("2")).ok());
-  ASSERT_TRUE(client_->SubmitWorkload(CpuWorkload("fits", "1")).ok());
+  const std::string pod =
+      R"({"spec":{"containers":[{"image":"i","name":"c"}]}})";
+  v1::Workload fits = CpuWorkload("fits", "1");
+  fits.mutable_spec()->mutable_pod_sets(0)->set_template_json(pod);
+  ASSERT_TRUE(client_->SubmitWorkload(fits).ok());
   ASSERT_TRUE(client_->SubmitWorkload(CpuWorkload("too-big", "5")).ok());
   ASSERT_TRUE(Eventually([&] { return Get("fits").status().has_admission(); }));
   struct Answer {
@@ -1325,6 +1329,8 @@ TEST_F(ClientTest, FinishWorkloadAsyncAnswersAsFinishWorkload) {
     request.set_name(name);
     request.set_succeeded(succeeded);
     request.set_message("exit 3");
+    // The answer's templates as text, as asked.
+    request.set_template_form(v1::TEMPLATE_FORM_JSON);
     client_->FinishWorkloadAsync(std::move(request),
                                  [answer](absl::StatusOr<v1::Workload> r) {
                                    answer->result = std::move(r);
@@ -1336,6 +1342,8 @@ TEST_F(ClientTest, FinishWorkloadAsyncAnswersAsFinishWorkload) {
   absl::StatusOr<v1::Workload> finished = finish("fits", false);
   ASSERT_TRUE(finished.ok()) << finished.status();
   EXPECT_EQ(finished->metadata().name(), "fits");
+  EXPECT_EQ(finished->spec().pod_sets(0).template_json(), pod);
+  EXPECT_FALSE(finished->spec().pod_sets(0).has_template_());
   bool failed = false;
   for (const v1::Condition& c : finished->status().conditions()) {
     if (c.type() == "Finished") {
