@@ -86,19 +86,21 @@ v1::ConfigObject ToProto(const engine::ObjectView& view) {
   return proto;
 }
 
+v1::WatchEvent::Type WatchTypeOf(store::Event::Type type) {
+  switch (type) {
+    case store::Event::Type::kAdded:
+      return v1::WatchEvent::ADDED;
+    case store::Event::Type::kModified:
+      return v1::WatchEvent::MODIFIED;
+    case store::Event::Type::kDeleted:
+      return v1::WatchEvent::DELETED;
+  }
+  return v1::WatchEvent::TYPE_UNSPECIFIED;
+}
+
 v1::WatchEvent ToProto(const store::Event& event, v1::TemplateForm form) {
   v1::WatchEvent out;
-  switch (event.type) {
-    case store::Event::Type::kAdded:
-      out.set_type(v1::WatchEvent::ADDED);
-      break;
-    case store::Event::Type::kModified:
-      out.set_type(v1::WatchEvent::MODIFIED);
-      break;
-    case store::Event::Type::kDeleted:
-      out.set_type(v1::WatchEvent::DELETED);
-      break;
-  }
+  out.set_type(WatchTypeOf(event.type));
   out.set_revision(event.revision);
   if (const auto* wl = std::get_if<Workload>(&event.object)) {
     *out.mutable_workload() = codec::ToProto(*wl, form);

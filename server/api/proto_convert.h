@@ -13,6 +13,7 @@ namespace kq::api {
 
 v1::ConfigObject ToProto(const engine::ObjectView& view);
 // A workload's pod templates in `form`.
+v1::WatchEvent::Type WatchTypeOf(store::Event::Type type);
 v1::WatchEvent ToProto(const store::Event& event,
                        v1::TemplateForm form = v1::TEMPLATE_FORM_STRUCT);
 void FillPlacements(

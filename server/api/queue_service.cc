@@ -763,7 +763,7 @@ grpc::Status QueueServiceImpl::ServeWatch(grpc::ServerContext* context,
         }
       }
       if (!WatchMatches(*request, event, was_here)) continue;
-      if (!sink.Add(ToProto(event, request->template_form()))) {
+      if (!sink.Add(encodings_.Encode(shared, request->template_form()))) {
         return grpc::Status::OK;
       }
       last_sent = absl::Now();

@@ -11,6 +11,7 @@
 #include "kq/v1/queue_service.grpc.pb.h"
 
 #include "server/api/reply_queue.h"
+#include "server/api/watch_encodings.h"
 #include "server/auth/grpc_access.h"
 #include "server/engine/engine.h"
 
@@ -184,6 +185,7 @@ class QueueServiceImpl final
   auth::GrpcAccess& access_;
   CopyReporter copies_;
   ReplyQueue replies_;
+  WatchEncodings encodings_;
 };
 
 }  // namespace kq::api
