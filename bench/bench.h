@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -96,6 +97,21 @@ std::string MachineDescription();
 int64_t RssBytes(pid_t pid = 0);
 // User+system CPU time a process has used so far (self when pid is 0).
 absl::Duration CpuTime(pid_t pid = 0);
+
+// Sends `count` SubmitWorkloadAsync calls through `client` from this
+// thread, up to `in_flight` outstanding. Closed loop (`rate` <= 0): an
+// answer sends the next call. Open loop: call i is sent at
+// start + i / rate, once fewer than `in_flight` are out. No call is sent
+// at or after `stop_at`. `request(i)` builds call i; `answered(i, sent,
+// result)` gets each answer on a client thread and must not block. Returns
+// once every call sent is answered.
+using SubmitAnswered = std::function<void(
+    int64_t i, absl::Time sent, absl::StatusOr<v1::SubmitWorkloadResponse>)>;
+void SubmitPaced(
+    client::Client& client, int64_t count, double rate, int in_flight,
+    absl::Time start, absl::Time stop_at,
+    const std::function<v1::SubmitWorkloadRequest(int64_t)>& request,
+    const SubmitAnswered& answered);
 
 // ---- Processes and files ---------------------------------------------------
 

@@ -20,6 +20,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 
 #include "bench/bench.h"
 #include "bench/objects.h"
@@ -298,6 +300,64 @@ double SubmitRate(const Kqd& kqd, int threads, absl::Duration duration,
   }
   for (std::thread& t : pool) t.join();
   return static_cast<double>(done.load()) / absl::ToDoubleSeconds(duration);
+}
+
+void SubmitPaced(
+    client::Client& client, int64_t count, double rate, int in_flight,
+    absl::Time start, absl::Time stop_at,
+    const std::function<v1::SubmitWorkloadRequest(int64_t)>& request,
+    const SubmitAnswered& answered) {
+  absl::Mutex mu;
+  int64_t next = 0;
+  int64_t outstanding = 0;
+  // Sends call `i`, counted in `outstanding` by the caller, who holds no
+  // lock (an answer may come on any thread).
+  std::function<void(int64_t)> send = [&](int64_t i) {
+    const absl::Time sent = absl::Now();
+    client.SubmitWorkloadAsync(
+        request(i), [&, i, sent](absl::StatusOr<v1::SubmitWorkloadResponse> r) {
+          answered(i, sent, std::move(r));
+          int64_t following = -1;
+          {
+            absl::MutexLock lock(&mu);
+            // Closed loop: an answer sends the next call.
+            if (rate <= 0 && next < count && absl::Now() < stop_at) {
+              following = next++;
+            } else {
+              --outstanding;
+            }
+          }
+          if (following >= 0) send(following);
+        });
+  };
+  if (rate <= 0) {
+    std::vector<int64_t> first;
+    {
+      absl::MutexLock lock(&mu);
+      for (; next < std::min<int64_t>(in_flight, count); ++next) {
+        first.push_back(next);
+        ++outstanding;
+      }
+    }
+    for (int64_t i : first) send(i);
+  } else {
+    auto has_slot = [&] { return outstanding < in_flight; };
+    for (int64_t i = 0; i < count; ++i) {
+      const absl::Time due = start + absl::Seconds(i / rate);
+      if (due >= stop_at) break;
+      absl::SleepFor(due - absl::Now());
+      {
+        absl::MutexLock lock(&mu);
+        mu.Await(absl::Condition(&has_slot));
+        ++outstanding;
+      }
+      send(i);
+    }
+  }
+  // Every answer comes (each call has a deadline) and uses `send`.
+  auto none_out = [&] { return outstanding == 0; };
+  absl::MutexLock lock(&mu);
+  mu.Await(absl::Condition(&none_out));
 }
 
 }  // namespace kq::bench

@@ -382,7 +382,6 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
   };
   std::vector<uint32_t> copied(count, 0);
   int64_t finished_count = 0;
-  int64_t outstanding = 0;
   // FinishWorkloadAsync calls not answered yet.
   int64_t finishing = 0;
 
@@ -516,58 +515,19 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
   for (const Member& w : fed.workers) cpu_workers += CpuTime(w.kqd->pid());
   const absl::Duration cpu_bench = CpuTime();
 
-  int64_t next = 0;
   const absl::Time start = absl::Now();
-  // Sends call `i`, counted in `outstanding` by the caller, who holds no
-  // lock (an answer may come on any thread).
-  std::function<void(int64_t)> send = [&](int64_t i) {
-    {
-      absl::MutexLock lock(&mu);
-      sent[i] = absl::Now();
-    }
-    submitter->SubmitWorkloadAsync(
-        SubmitRequest(absl::StrCat(prefix, i)),
-        [&, i](absl::StatusOr<v1::SubmitWorkloadResponse> r) {
-          int64_t following = -1;
-          {
-            absl::MutexLock lock(&mu);
-            acked[i] = absl::Now();
-            if (!r.ok() && out.submit_errors++ == 0 &&
-                out.first_error.empty()) {
-              out.first_error = r.status().ToString();
-            }
-            // Closed loop: an answer sends the next call.
-            if (rate <= 0 && next < count) {
-              following = next++;
-            } else {
-              --outstanding;
-            }
-          }
-          if (following >= 0) send(following);
-        });
-  };
-  if (rate <= 0) {
-    std::vector<int64_t> first;
-    {
-      absl::MutexLock lock(&mu);
-      for (; next < std::min<int64_t>(in_flight, count); ++next) {
-        first.push_back(next);
-        ++outstanding;
-      }
-    }
-    for (int64_t i : first) send(i);
-  } else {
-    auto has_slot = [&] { return outstanding < in_flight; };
-    for (int64_t i = 0; i < count; ++i) {
-      absl::SleepFor(start + absl::Seconds(i / rate) - absl::Now());
-      {
+  SubmitPaced(
+      *submitter, count, rate, in_flight, start, absl::InfiniteFuture(),
+      [&](int64_t i) { return SubmitRequest(absl::StrCat(prefix, i)); },
+      [&](int64_t i, absl::Time at,
+          absl::StatusOr<v1::SubmitWorkloadResponse> r) {
         absl::MutexLock lock(&mu);
-        mu.Await(absl::Condition(&has_slot));
-        ++outstanding;
-      }
-      send(i);
-    }
-  }
+        sent[i] = at;
+        acked[i] = absl::Now();
+        if (!r.ok() && out.submit_errors++ == 0 && out.first_error.empty()) {
+          out.first_error = r.status().ToString();
+        }
+      });
   const absl::Time deadline = start + timeout;
   {
     absl::MutexLock lock(&mu);
@@ -575,9 +535,6 @@ absl::StatusOr<RunResult> Drive(Federation& fed, const std::string& prefix,
     mu.AwaitWithDeadline(absl::Condition(&done), deadline);
     out.timed_out = !done();
     out.finished = finished_count;
-    // Every answer comes (each call has a deadline) and uses `send`.
-    auto answered = [&] { return outstanding == 0; };
-    mu.Await(absl::Condition(&answered));
   }
   const absl::Time end = absl::Now();
   out.cpu_manager = CpuTime(fed.manager.kqd->pid()) - cpu_manager;
@@ -799,6 +756,16 @@ absl::StatusOr<std::vector<Table>> RunFederation(
                   "CPU manager / workers / bench"};
   auto fmt_count = [](double v) { return FormatCount(v); };
   auto fmt_us = [](double v) { return FormatMicros(v); };
+  // A process's CPU time over the end to end time, in percent of a core.
+  auto cpu_share = [](const std::vector<RunResult>& runs,
+                      absl::Duration RunResult::*cpu) {
+    return MedianOf(
+        runs,
+        [cpu](const RunResult& r) {
+          return 100 * absl::ToDoubleSeconds(r.*cpu) / r.finished_s;
+        },
+        [](double v) { return absl::StrFormat("%.0f%%", v); });
+  };
   auto row = [&](const std::string& name, const std::vector<RunResult>& runs,
                  const std::string& target) {
     table.rows.push_back(
@@ -817,30 +784,9 @@ absl::StatusOr<std::vector<Table>> RunFederation(
              runs, [](const RunResult& r) { return r.latency_us.p999; },
              fmt_us),
          target,
-         absl::StrCat(
-             MedianOf(
-                 runs,
-                 [](const RunResult& r) {
-                   return 100 * absl::ToDoubleSeconds(r.cpu_manager) /
-                          r.finished_s;
-                 },
-                 [](double v) { return absl::StrFormat("%.0f%%", v); }),
-             " / ",
-             MedianOf(
-                 runs,
-                 [](const RunResult& r) {
-                   return 100 * absl::ToDoubleSeconds(r.cpu_workers) /
-                          r.finished_s;
-                 },
-                 [](double v) { return absl::StrFormat("%.0f%%", v); }),
-             " / ",
-             MedianOf(
-                 runs,
-                 [](const RunResult& r) {
-                   return 100 * absl::ToDoubleSeconds(r.cpu_bench) /
-                          r.finished_s;
-                 },
-                 [](double v) { return absl::StrFormat("%.0f%%", v); }))});
+         absl::StrCat(cpu_share(runs, &RunResult::cpu_manager), " / ",
+                      cpu_share(runs, &RunResult::cpu_workers), " / ",
+                      cpu_share(runs, &RunResult::cpu_bench))});
   };
   const double full_rate = Median(full_rates);
   row(absl::StrCat("full rate (", options.in_flight, " submits in flight)"),

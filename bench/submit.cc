@@ -159,11 +159,8 @@ Measured Drive(Server& server, int threads, int64_t limit,
   return m;
 }
 
-// Drive's measurement for SubmitWorkloadAsync from this one thread: up to
-// `in_flight` calls outstanding, each answered on a client thread. Closed
-// loop (`rate` 0): an answer sends the next call. Open loop: call i is sent
-// at start + i / rate, once fewer than `in_flight` are out. `request(i)`
-// builds call i.
+// Drive's measurement for SubmitWorkloadAsync from this one thread (see
+// SubmitPaced), for `duration` at most. `request(i)` builds call i.
 Measured DriveAsync(
     Server& server, int in_flight, int64_t limit, absl::Duration duration,
     double rate,
@@ -172,67 +169,23 @@ Measured DriveAsync(
   absl::Mutex mu;
   std::vector<double> latencies;
   std::vector<absl::Time> acked;
-  int64_t next = 0;
-  int outstanding = 0;
   const absl::Duration kqd_cpu = CpuTime(server.kqd->pid());
   const absl::Duration client_cpu = CpuTime();
   const absl::Time start = absl::Now();
-  const absl::Time end = start + duration;
-  // Sends call `i`; the caller counted it in `outstanding`, and holds no
-  // lock (an answer may come on any thread).
-  std::function<void(int64_t)> send = [&](int64_t i) {
-    const absl::Time sent = absl::Now();
-    server.client->SubmitWorkloadAsync(
-        request(i), [&, sent](absl::StatusOr<v1::SubmitWorkloadResponse> r) {
-          const absl::Time now = absl::Now();
-          int64_t following = -1;
-          {
-            absl::MutexLock lock(&mu);
-            latencies.push_back(absl::ToDoubleMicroseconds(now - sent));
-            acked.push_back(now);
-            if (r.ok()) {
-              ++m.workloads;
-            } else if (m.errors++ == 0) {
-              m.first_error = r.status().ToString();
-            }
-            if (rate <= 0 && next < limit && now < end) {
-              following = next++;
-            } else {
-              --outstanding;
-            }
-          }
-          if (following >= 0) send(following);
-        });
-  };
-  if (rate <= 0) {
-    std::vector<int64_t> first;
-    {
-      absl::MutexLock lock(&mu);
-      for (; next < std::min<int64_t>(in_flight, limit); ++next) {
-        first.push_back(next);
-        ++outstanding;
-      }
-    }
-    for (int64_t i : first) send(i);
-  } else {
-    auto has_slot = [&] { return outstanding < in_flight; };
-    for (int64_t i = 0; i < limit; ++i) {
-      const absl::Time due = start + absl::Seconds(i / rate);
-      if (due >= end) break;
-      absl::SleepFor(due - absl::Now());
-      {
-        absl::MutexLock lock(&mu);
-        mu.Await(absl::Condition(&has_slot));
-        ++outstanding;
-      }
-      send(i);
-    }
-  }
-  {
-    auto none_out = [&] { return outstanding == 0; };
-    absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(&none_out));
-  }
+  SubmitPaced(*server.client, limit, rate, in_flight, start, start + duration,
+              request,
+              [&](int64_t, absl::Time sent,
+                  absl::StatusOr<v1::SubmitWorkloadResponse> r) {
+                const absl::Time now = absl::Now();
+                absl::MutexLock lock(&mu);
+                latencies.push_back(absl::ToDoubleMicroseconds(now - sent));
+                acked.push_back(now);
+                if (r.ok()) {
+                  ++m.workloads;
+                } else if (m.errors++ == 0) {
+                  m.first_error = r.status().ToString();
+                }
+              });
   Summarize(server, start, kqd_cpu, client_cpu, latencies, acked, m);
   return m;
 }
