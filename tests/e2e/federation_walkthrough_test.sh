@@ -17,17 +17,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-check() {  # check NAME COMMAND...: the command must succeed
-  local name=$1; shift
-  if "$@" >"$WORK/out" 2>&1; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL: $name"; sed 's/^/    /' "$WORK/out"
-  fi
-}
+. "$(dirname "$0")/checks.sh"
 kq() { "$BIN/kq" "$@"; }
 
 start_kqd() {  # start_kqd NAME [ARGS...]: sets PORT

@@ -25,19 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {  # fail NAME [FILE...]: report, with the files that explain it
-  local name=$1; shift
-  failed=$((failed + 1))
-  echo "FAIL: $name"
-  for f in "$@"; do echo "  --- $f"; sed 's/^/    /' "$f" 2>/dev/null || true; done
-}
-check() {  # check NAME COMMAND...: the command must succeed
-  local name=$1; shift
-  if "$@" >"$WORK/check.out" 2>&1; then pass; else fail "$name" "$WORK/check.out"; fi
-}
+. "$(dirname "$0")/checks.sh"
 # wait_for SECONDS COMMAND...: polls the command every 0.1 s.
 wait_for() {
   local deadline=$(( $(date +%s) + $1 )); shift
